@@ -1,0 +1,105 @@
+"""Settings: the only module that reads environment variables.
+
+Settings are data (name, environment variable, default, help), in the manner of
+datasette's SETTINGS, so the CLI, the sidebar and README can all list them and a
+test can check that each one is documented.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from target_core.errors import ConfigError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEMO_DIR = PROJECT_ROOT / "data" / "demo"
+DEFAULT_WORKSPACE = PROJECT_ROOT / "data" / "workspace"
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    env: str
+    default: str | None
+    help: str
+    secret: bool = False
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("workspace", "TARGET_WORKSPACE", str(DEFAULT_WORKSPACE),
+            "Directory for the run store, the Chroma index and caches."),
+    Setting("datasets_path", "TARGET_DATASETS", None,
+            "Extra dataset folders, separated by ':' (os.pathsep); each is a folder-format "
+            "dataset, a Spider-layout folder, or a directory holding such folders."),
+    Setting("chroma_host", "TARGET_CHROMA_HOST", None,
+            "Host of a Chroma server (`chroma run`); unset means a persistent client "
+            "under the workspace."),
+    Setting("chroma_port", "TARGET_CHROMA_PORT", "8000", "Port of the Chroma server."),
+    Setting("openai_api_key", "OPENAI_API_KEY", None,
+            "Key for OpenAI or an OpenAI-compatible server. Never stored or shown.",
+            secret=True),
+    Setting("openai_base_url", "OPENAI_BASE_URL", None,
+            "Base URL of an OpenAI-compatible server (vLLM, Ollama, llama.cpp)."),
+    Setting("hf_endpoint", "HF_ENDPOINT", "https://huggingface.co",
+            "Hugging Face hub endpoint used by the TARGET hub loader."),
+    Setting("hub_timeout", "TARGET_HUB_TIMEOUT", "10",
+            "Seconds the hub loader may spend before it gives up with a clear error."),
+    Setting("token_timeout", "TARGET_TOKEN_TIMEOUT", "3",
+            "Seconds allowed to load a tiktoken encoding before counts fall back to an "
+            "estimate."),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    workspace: Path
+    datasets_path: tuple[Path, ...]
+    chroma_host: str | None
+    chroma_port: int
+    openai_api_key: str | None
+    openai_base_url: str | None
+    hf_endpoint: str
+    hub_timeout: float
+    token_timeout: float
+
+    def __repr__(self) -> str:  # keeps the API key out of logs and tracebacks
+        key = "set" if self.openai_api_key else "unset"
+        return (f"Settings(workspace={str(self.workspace)!r}, chroma_host={self.chroma_host!r}, "
+                f"openai_api_key=<{key}>)")
+
+
+def _raw(setting: Setting, environ: dict[str, str]) -> str | None:
+    value = environ.get(setting.env)
+    return value if value not in (None, "") else setting.default
+
+
+def _number(setting: Setting, environ: dict[str, str], kind: type) -> float | int:
+    raw = _raw(setting, environ)
+    try:
+        value = kind(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{setting.env}={raw!r} is not a valid {kind.__name__}") from None
+    if value <= 0:
+        raise ConfigError(f"{setting.env}={raw!r} must be positive")
+    return value
+
+
+def load_settings(workspace: str | Path | None = None,
+                  environ: dict[str, str] | None = None) -> Settings:
+    """Settings from the environment; an explicit `workspace` wins over TARGET_WORKSPACE."""
+    env = dict(os.environ if environ is None else environ)
+    by_name = {s.name: s for s in SETTINGS}
+    paths = _raw(by_name["datasets_path"], env)
+    return Settings(
+        workspace=Path(workspace or _raw(by_name["workspace"], env)).expanduser(),
+        datasets_path=tuple(Path(p).expanduser() for p in (paths or "").split(os.pathsep) if p),
+        chroma_host=_raw(by_name["chroma_host"], env),
+        chroma_port=int(_number(by_name["chroma_port"], env, int)),
+        openai_api_key=_raw(by_name["openai_api_key"], env),
+        openai_base_url=_raw(by_name["openai_base_url"], env),
+        hf_endpoint=str(_raw(by_name["hf_endpoint"], env)),
+        hub_timeout=float(_number(by_name["hub_timeout"], env, float)),
+        token_timeout=float(_number(by_name["token_timeout"], env, float)),
+    )

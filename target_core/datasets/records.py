@@ -1,0 +1,210 @@
+"""Turn raw records (dicts from JSONL, the hub or Spider) into validated types.
+
+Every loader goes through here, so a malformed record gives the same `DatasetError`
+(file, line, field) whatever its source, and a dataset is either loaded whole or not
+at all: nothing is built until every record has passed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from target_core.errors import DatasetError
+from target_core.types import TASKS, Cell, Dataset, Query, Table, TableKey
+
+_SCALARS = (str, int, float, bool, type(None))
+_QUERY_FIELDS = frozenset({"query_id", "query", "answer", "table_id", "database_id", "sql",
+                           "label", "difficulty"})
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a record came from, for error messages."""
+
+    path: str
+    line: int | None = None
+
+    def error(self, reason: str, field: str | None = None) -> DatasetError:
+        return DatasetError(reason, path=self.path, line=self.line, field=field)
+
+
+def identifier(value: Any, where: Where, field: str) -> str:
+    """An id field: a non-empty string (integers are accepted and turned into strings)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise where.error(f"must be a string, got {type(value).__name__}", field)
+    text = str(value)
+    if not text.strip():
+        raise where.error("must not be empty", field)
+    return text
+
+
+def _require(record: Mapping[str, Any], name: str, where: Where) -> Any:
+    if name not in record:
+        raise where.error("required field is missing", name)
+    return record[name]
+
+
+def _cell(value: Any, where: Where, field: str) -> Cell:
+    if not isinstance(value, _SCALARS):
+        raise where.error(f"cells must be strings, numbers, booleans or null, "
+                          f"got {type(value).__name__}", field)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def parse_table(record: Any, where: Where) -> Table:
+    """A corpus record {database_id, table_id, table: [[header], [row], ...], context?}."""
+    if not isinstance(record, Mapping):
+        raise where.error(f"a corpus line must be a JSON object, got {type(record).__name__}")
+    database_id = identifier(_require(record, "database_id", where), where, "database_id")
+    table_id = identifier(_require(record, "table_id", where), where, "table_id")
+    raw = _require(record, "table", where)
+    if not isinstance(raw, list) or not all(isinstance(r, list) for r in raw):
+        raise where.error("must be a list of rows, each a list of cells (row 0 is the header)",
+                          "table")
+    if not raw or not raw[0]:
+        raise where.error("the table has no header (row 0 must list the column names)", "table")
+    header = tuple("" if h is None else str(_cell(h, where, "table[0]")) for h in raw[0])
+    rows = []
+    for i, row in enumerate(raw[1:], start=1):
+        if len(row) != len(header):
+            raise where.error(f"row {i} has {len(row)} cells but the header has "
+                              f"{len(header)}", f"table[{i}]")
+        rows.append(tuple(_cell(c, where, f"table[{i}]") for c in row))
+    context = record.get("context") or {}
+    if not isinstance(context, Mapping):
+        raise where.error(f"must be a JSON object, got {type(context).__name__}", "context")
+    return Table(database_id, table_id, header, tuple(rows), dict(context))
+
+
+def parse_query(record: Any, where: Where) -> Query:
+    """A query record {query_id, query, answer, table_id: str | [str], database_id, ...}."""
+    if not isinstance(record, Mapping):
+        raise where.error(f"a query line must be a JSON object, got {type(record).__name__}")
+    query_id = identifier(_require(record, "query_id", where), where, "query_id")
+    text = _require(record, "query", where)
+    if not isinstance(text, str) or not text.strip():
+        raise where.error("must be a non-empty string", "query")
+    answer = _require(record, "answer", where)
+    database_id = identifier(_require(record, "database_id", where), where, "database_id")
+    raw_gold = _require(record, "table_id", where)
+    gold_ids = raw_gold if isinstance(raw_gold, list) else [raw_gold]
+    if not gold_ids:
+        raise where.error("must name at least one gold table", "table_id")
+    gold = tuple(dict.fromkeys((database_id, identifier(t, where, "table_id"))
+                               for t in gold_ids))
+    sql = record.get("sql")
+    if sql is not None and (not isinstance(sql, str) or not sql.strip()):
+        raise where.error("must be a non-empty string when present", "sql")
+    label = record.get("label")
+    if label is not None and not isinstance(label, bool):
+        raise where.error(f"must be true or false, got {label!r}", "label")
+    difficulty = record.get("difficulty")
+    if difficulty is not None and not isinstance(difficulty, str):
+        difficulty = str(difficulty)
+    meta = {k: v for k, v in record.items() if k not in _QUERY_FIELDS}
+    return Query(query_id, text, answer, gold, database_id, sql, label, difficulty or None, meta)
+
+
+def infer_task(queries: Iterable[Query], has_databases: bool) -> str:
+    """sql if there are databases and queries carry sql; fact if they carry labels; else qa."""
+    queries = list(queries)
+    if has_databases and queries and all(q.sql for q in queries):
+        return "sql"
+    if queries and all(q.label is not None for q in queries):
+        return "fact"
+    return "qa"
+
+
+def assemble(
+    *,
+    name: str,
+    task: str | None,
+    tables: Iterable[tuple[Where, Table]],
+    queries: Iterable[tuple[Where, Query]],
+    databases: Mapping[str, Path] | None = None,
+    database_dir: Path | None = None,
+    corpus_source: str,
+    queries_source: str,
+    description: str = "",
+    license: str | None = None,
+    source: str = "",
+) -> Dataset:
+    """Check the records against each other and build the Dataset.
+
+    Raises DatasetError for an empty corpus, no queries, a duplicate table key, a
+    duplicate query id, a gold table missing from the corpus, or (text-to-SQL) a
+    database whose SQLite file does not exist or is not SQLite. `database_dir` is where
+    missing databases were expected, for the message.
+    """
+    databases = dict(databases or {})
+    seen: dict[TableKey, Where] = {}
+    table_list: list[Table] = []
+    for where, table in tables:
+        if table.key in seen:
+            first = seen[table.key]
+            raise where.error(f"duplicate table ({table.database_id!r}, {table.table_id!r}); "
+                              f"first defined at line {first.line}", "table_id")
+        seen[table.key] = where
+        table_list.append(table)
+    if not table_list:
+        raise DatasetError("the corpus is empty: it holds no tables", path=corpus_source)
+
+    query_list: list[Query] = []
+    seen_ids: dict[str, Where] = {}
+    for where, query in queries:
+        if query.query_id in seen_ids:
+            raise where.error(f"duplicate query_id {query.query_id!r}; first defined at line "
+                              f"{seen_ids[query.query_id].line}", "query_id")
+        seen_ids[query.query_id] = where
+        for key in query.gold:
+            if key not in seen:
+                raise where.error(f"gold table ({key[0]!r}, {key[1]!r}) is not in the corpus",
+                                  "table_id")
+        query_list.append(query)
+    if not query_list:
+        raise DatasetError("there are no queries", path=queries_source)
+
+    if task is None:
+        task = infer_task(query_list, bool(databases))
+    if task not in TASKS:
+        raise DatasetError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}",
+                           field="task", path=source or None)
+    if task == "sql":
+        _check_databases(databases, database_dir, seen, seen_ids, query_list)
+    return Dataset(name=name, task=task, tables=tuple(table_list), queries=tuple(query_list),
+                   databases=databases, description=description, license=license,
+                   source=source)
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def check_sqlite_file(path: Path, where: Where) -> None:
+    """A database file must exist and start with SQLite's magic header."""
+    if not Path(path).is_file():
+        raise where.error(f"database file {path} does not exist", "database_id")
+    with open(path, "rb") as handle:
+        if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+            raise where.error(f"{path} is not a SQLite database", "database_id")
+
+
+def _check_databases(databases: Mapping[str, Path], database_dir: Path | None,
+                     tables: Mapping[TableKey, Where], query_wheres: Mapping[str, Where],
+                     queries: list[Query]) -> None:
+    """Every database a query or table names must have a real SQLite file."""
+    root = database_dir or Path("databases")
+    checked: set[str] = set()
+    wheres = [(q.database_id, query_wheres[q.query_id]) for q in queries]
+    wheres += [(database_id, where) for (database_id, _), where in tables.items()]
+    for database_id, where in wheres:
+        if database_id in checked:
+            continue
+        path = databases.get(database_id)
+        check_sqlite_file(path or root / database_id / f"{database_id}.sqlite", where)
+        checked.add(database_id)

@@ -1,0 +1,213 @@
+"""Core data types: tables, queries, datasets and the view that turns a table into text.
+
+Tables are identified by the pair (database_id, table_id), a `TableKey`. Gold for a
+query is the tuple of its table keys. All types are frozen dataclasses; containers
+hold tuples so a loaded dataset cannot be changed by accident.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from target_core.errors import ConfigError, UnknownNameError
+
+TableKey = tuple[str, str]
+Cell = str | int | float | bool | None
+Task = Literal["qa", "fact", "sql", "retrieval"]
+TASKS: tuple[str, ...] = ("qa", "fact", "sql", "retrieval")
+FORMATS: tuple[str, ...] = ("markdown", "csv", "json")
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table: a header row, data rows, and context such as page and section title."""
+
+    database_id: str
+    table_id: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> TableKey:
+        return (self.database_id, self.table_id)
+
+    @property
+    def title(self) -> str:
+        return str(self.context.get("title") or "")
+
+    @property
+    def section_title(self) -> str:
+        return str(self.context.get("section_title") or "")
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.header)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A question (or statement, for fact verification) with its gold tables."""
+
+    query_id: str
+    query: str
+    answer: Any
+    gold: tuple[TableKey, ...]
+    database_id: str
+    sql: str | None = None
+    label: bool | None = None
+    difficulty: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    """Extra fields of the record, kept as given (e.g. `failure_mode` in the demo data)."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A corpus of tables, the queries over it, and (text-to-SQL) its SQLite databases."""
+
+    name: str
+    task: Task
+    tables: tuple[Table, ...]
+    queries: tuple[Query, ...]
+    databases: Mapping[str, Path] = field(default_factory=dict)
+    description: str = ""
+    license: str | None = None
+    source: str = ""
+
+    @cached_property
+    def table_index(self) -> dict[TableKey, Table]:
+        return {t.key: t for t in self.tables}
+
+    def table(self, key: TableKey) -> Table:
+        try:
+            return self.table_index[tuple(key)]  # type: ignore[index]
+        except KeyError:
+            raise UnknownNameError("table", f"{key[0]}/{key[1]}",
+                                   [f"{d}/{t}" for d, t in self.table_index]) from None
+
+    @cached_property
+    def query_index(self) -> dict[str, Query]:
+        return {q.query_id: q for q in self.queries}
+
+    def query(self, query_id: str) -> Query:
+        try:
+            return self.query_index[query_id]
+        except KeyError:
+            raise UnknownNameError("query", query_id, self.query_index) from None
+
+    @cached_property
+    def corpus_fingerprint(self) -> str:
+        """sha256 over the canonical JSON of every table, in corpus order."""
+        digest = hashlib.sha256()
+        for t in self.tables:
+            record = [t.database_id, t.table_id, list(t.header), [list(r) for r in t.rows],
+                      dict(t.context)]
+            digest.update(json.dumps(record, ensure_ascii=False, sort_keys=True,
+                                     default=str).encode())
+            digest.update(b"\n")
+        return digest.hexdigest()[:16]
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """sha256 over the corpus fingerprint and the queries with their gold."""
+        digest = hashlib.sha256(self.corpus_fingerprint.encode())
+        for q in self.queries:
+            record = [q.query_id, q.query, q.answer, [list(g) for g in q.gold], q.database_id,
+                      q.sql, q.label, q.difficulty]
+            digest.update(json.dumps(record, ensure_ascii=False, default=str).encode())
+            digest.update(b"\n")
+        return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class TableView:
+    """How a table becomes text: which identifying text, how many rows, which format.
+
+    `rows=None` keeps every row, `rows=0` is header only, `rows=N` the first N rows.
+    The same view is shared by every retriever and every prompt, so a run records
+    exactly which text it indexed.
+    """
+
+    title: bool = True
+    section_title: bool = True
+    table_id: bool = False
+    rows: int | None = None
+    format: str = "markdown"
+
+    def __post_init__(self) -> None:
+        if self.format not in FORMATS:
+            raise UnknownNameError("format", self.format, FORMATS)
+        if self.rows is not None and (not isinstance(self.rows, int) or self.rows < 0):
+            raise ConfigError(f"rows must be a non-negative integer or None, got {self.rows!r}")
+
+    @property
+    def header_only(self) -> bool:
+        return self.rows == 0
+
+    @property
+    def key(self) -> str:
+        """A stable, human-readable identifier (used in fingerprints and run records)."""
+        parts = [
+            "title" if self.title else "no-title",
+            "section" if self.section_title else "no-section",
+            "table-id" if self.table_id else "no-table-id",
+            "rows:all" if self.rows is None else ("header-only" if self.rows == 0
+                                                 else f"rows:{self.rows}"),
+            self.format,
+        ]
+        return "+".join(parts)
+
+    @property
+    def label(self) -> str:
+        """Short label for tables and plots, e.g. 'markdown, title, 100 rows'."""
+        for name, preset in VIEW_PRESETS.items():
+            if preset == self:
+                return name
+        rows = "all rows" if self.rows is None else (
+            "header only" if self.rows == 0 else f"{self.rows} rows")
+        ident = [n for n, on in (("title", self.title), ("section", self.section_title),
+                                 ("table id", self.table_id)) if on]
+        return f"{self.format}, {'+'.join(ident) or 'no title'}, {rows}"
+
+    def with_(self, **changes: Any) -> TableView:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "section_title": self.section_title,
+                "table_id": self.table_id, "rows": self.rows, "format": self.format}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TableView:
+        return cls(**{k: data[k] for k in ("title", "section_title", "table_id", "rows",
+                                           "format") if k in data})
+
+    @classmethod
+    def preset(cls, name: str) -> TableView:
+        try:
+            return VIEW_PRESETS[name]
+        except KeyError:
+            raise UnknownNameError("table view preset", name, VIEW_PRESETS) from None
+
+
+VIEW_PRESETS: dict[str, TableView] = {
+    "default": TableView(),
+    "no-title": TableView(title=False, section_title=False),
+    "header-only": TableView(rows=0),
+    "rows-100": TableView(rows=100),
+    # TARGET's OTT-QA BM25/TF-IDF baselines: table_id as the title, the section title
+    # and the header names, no cells.
+    "target-ottqa": TableView(title=False, section_title=True, table_id=True, rows=0,
+                              format="csv"),
+    # GTR-T: tables serialized as CSV with their rows.
+    "gtr-csv": TableView(title=True, section_title=False, rows=None, format="csv"),
+}

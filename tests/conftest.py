@@ -1,0 +1,74 @@
+"""Shared fixtures: a hand-made dataset, a writer for throwaway datasets, isolated settings."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from target_core.config import Settings, load_settings
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def handmade_dir() -> Path:
+    return FIXTURES / "handmade-qa"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Settings with a temporary workspace and no environment leaking in."""
+    return load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "workspace")})
+
+
+def write_jsonl(path: Path, records: Iterable[Any]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                    encoding="utf-8")
+    return path
+
+
+def make_sqlite(path: Path, statements: Iterable[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as connection:
+        for statement in statements:
+            connection.execute(statement)
+    connection.close()
+    return path
+
+
+def table_record(table_id: str, rows: list[list[Any]] | None = None, database_id: str = "wiki",
+                 title: str | None = None) -> dict[str, Any]:
+    return {"database_id": database_id, "table_id": table_id,
+            "table": rows if rows is not None else [["a", "b"], [1, 2]],
+            "context": {"title": title or table_id.replace("_", " ")}}
+
+
+def query_record(query_id: str, table_id: str | list[str], database_id: str = "wiki",
+                 **extra: Any) -> dict[str, Any]:
+    return {"query_id": query_id, "query": f"question {query_id}", "answer": "an answer",
+            "table_id": table_id, "database_id": database_id, **extra}
+
+
+@pytest.fixture
+def write_dataset(tmp_path: Path) -> Callable[..., Path]:
+    """Write a folder-format dataset; each call makes a new folder under tmp_path."""
+    counter = iter(range(10_000))
+
+    def write(corpus: Iterable[Any] | None = None, queries: Iterable[Any] | None = None,
+              meta: dict[str, Any] | None = None, name: str | None = None) -> Path:
+        folder = tmp_path / (name or f"dataset-{next(counter)}")
+        folder.mkdir(parents=True)
+        if meta is not None:
+            (folder / "dataset.json").write_text(json.dumps(meta), encoding="utf-8")
+        write_jsonl(folder / "corpus.jsonl",
+                    corpus if corpus is not None else [table_record("t1"), table_record("t2")])
+        write_jsonl(folder / "queries.jsonl",
+                    queries if queries is not None else [query_record("q1", "t1")])
+        return folder
+
+    return write
