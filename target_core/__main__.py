@@ -1,0 +1,3 @@
+from target_core.cli import main
+
+raise SystemExit(main())

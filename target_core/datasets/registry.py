@@ -1,0 +1,186 @@
+"""Resolve dataset names and paths to loaders, and list what is available.
+
+Sources, in order: the bundled demo datasets (data/demo/*), datasets saved in the
+workspace (workspace/datasets/*), folders on TARGET_DATASETS, and TARGET's hub
+datasets (`hub:<name>`). A path to a folder-format or Spider-layout folder works
+anywhere a name does. Two sources with one name are an error, not a silent choice.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from target_core.config import DEMO_DIR, Settings, load_settings
+from target_core.datasets.folder import is_folder_dataset, load_folder, read_meta
+from target_core.errors import ConfigError, DatasetError, TargetError, UnknownNameError
+from target_core.types import Dataset
+
+_CACHE_SIZE = 8
+_cache: OrderedDict[tuple[Any, ...], Dataset] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class DatasetEntry:
+    """Where a dataset lives: kind is demo | folder | spider | hub."""
+
+    name: str
+    kind: str
+    location: str
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """Counts and description of one dataset, as `datasets --json` prints them."""
+
+    name: str
+    task: str | None
+    tables: int | None
+    queries: int | None
+    databases: int | None
+    kind: str
+    location: str
+    description: str = ""
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _is_spider(path: Path) -> bool:
+    from target_core.datasets.spider import is_spider_dir
+
+    return is_spider_dir(path)
+
+
+def _entry_for_dir(path: Path, kind: str) -> DatasetEntry | None:
+    if is_folder_dataset(path):
+        try:
+            name = read_meta(path).get("name") or path.name
+        except DatasetError:
+            name = path.name  # reported when it is loaded
+        return DatasetEntry(name, kind, str(path))
+    if _is_spider(path):
+        return DatasetEntry(path.name, "spider", str(path))
+    return None
+
+
+def _scan(root: Path, kind: str) -> list[DatasetEntry]:
+    """The dataset at `root`, or the datasets in its immediate subfolders."""
+    if not root.is_dir():
+        return []
+    own = _entry_for_dir(root, kind)
+    if own is not None:
+        return [own]
+    found = (_entry_for_dir(child, kind) for child in sorted(root.iterdir()) if child.is_dir())
+    return [e for e in found if e is not None]
+
+
+def hub_entries() -> list[DatasetEntry]:
+    from target_core.datasets.target_hub import HUB_DATASETS
+
+    return [DatasetEntry(name, "hub", spec.corpus_repo) for name, spec in HUB_DATASETS.items()]
+
+
+def discover(settings: Settings) -> dict[str, DatasetEntry]:
+    """Every known dataset by name; two sources with one name raise ConfigError."""
+    entries = _scan(DEMO_DIR, "demo") + _scan(settings.workspace / "datasets", "folder")
+    for extra in settings.datasets_path:
+        entries += _scan(extra, "folder")
+    entries += hub_entries()
+    known: dict[str, DatasetEntry] = {}
+    for entry in entries:
+        if entry.name in known:
+            raise ConfigError(f"dataset name '{entry.name}' is used twice: "
+                              f"{known[entry.name].location} and {entry.location}; "
+                              f"rename one (the 'name' in its dataset.json)")
+        known[entry.name] = entry
+    return known
+
+
+def resolve(name_or_path: str | Path, settings: Settings) -> DatasetEntry:
+    """The entry for a registered name, or for a path to a dataset folder."""
+    text = str(name_or_path)
+    known = discover(settings)
+    if text in known:
+        return known[text]
+    path = Path(text).expanduser()
+    if path.exists():
+        entry = _entry_for_dir(path, "folder") if path.is_dir() else None
+        if entry is None:
+            raise DatasetError("not a dataset: expected corpus.jsonl (folder format) or "
+                               "tables.json with dev.json (Spider layout)", path=path)
+        return entry
+    raise UnknownNameError("dataset", text, known)
+
+
+def _signature(entry: DatasetEntry) -> tuple[Any, ...]:
+    """What must be unchanged for a cached load to stay valid: top-level files' mtimes."""
+    if entry.kind == "hub":
+        return (entry.kind, entry.name)
+    root = Path(entry.location)
+    stats = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size)
+                         for p in root.iterdir() if p.is_file()))
+    return (entry.kind, entry.name, entry.location, stats)
+
+
+def _load_entry(entry: DatasetEntry, settings: Settings) -> Dataset:
+    if entry.kind == "hub":
+        from target_core.datasets.target_hub import load_hub_dataset
+
+        return load_hub_dataset(entry.name, settings)
+    if entry.kind == "spider":
+        from target_core.datasets.spider import load_spider
+
+        # TARGET's corpus for a split holds that split's databases, not all of Spider's.
+        return load_spider(Path(entry.location), name=entry.name, corpus="split")
+    return load_folder(Path(entry.location), name=entry.name)
+
+
+def load_dataset(name_or_path: str | Path, settings: Settings | None = None) -> Dataset:
+    """Load a dataset by name or path; repeated loads of unchanged files are cached."""
+    settings = settings or load_settings()
+    entry = resolve(name_or_path, settings)
+    key = _signature(entry)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    dataset = _load_entry(entry, settings)
+    with _cache_lock:
+        _cache[key] = dataset
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return dataset
+
+
+def dataset_info(dataset: Dataset, entry: DatasetEntry) -> DatasetInfo:
+    return DatasetInfo(name=dataset.name, task=dataset.task, tables=len(dataset.tables),
+                       queries=len(dataset.queries), databases=len(dataset.databases),
+                       kind=entry.kind, location=entry.location,
+                       description=dataset.description)
+
+
+def list_datasets(settings: Settings | None = None, *, remote: bool = False) -> list[DatasetInfo]:
+    """Info for every local dataset (and, with `remote`, the hub names, uncounted).
+
+    A dataset that fails to load is listed with its error instead of hiding the rest.
+    """
+    settings = settings or load_settings()
+    infos = []
+    for entry in discover(settings).values():
+        if entry.kind == "hub":
+            if remote:
+                infos.append(DatasetInfo(entry.name, None, None, None, None, entry.kind,
+                                         entry.location, "TARGET dataset on the Hugging Face hub"))
+            continue
+        try:
+            infos.append(dataset_info(load_dataset(entry.name, settings), entry))
+        except TargetError as exc:
+            infos.append(DatasetInfo(entry.name, None, None, None, None, entry.kind,
+                                     entry.location, error=str(exc)))
+    return infos
