@@ -1,0 +1,20 @@
+"""TARGET Explorer: `streamlit run app.py`. Navigation and the shared sidebar."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="TARGET Explorer", page_icon=":material/target:", layout="wide")
+
+# url_path must equal the file's stem: see pages/_shared.py, frame().
+PAGES = [
+    st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home",
+            default=True),
+    st.Page("pages/datasets.py", title="Datasets", icon=":material/dataset:",
+            url_path="datasets"),
+]
+
+navigation = st.navigation(PAGES)
+st.sidebar.markdown("### :material/target: TARGET Explorer")
+st.sidebar.caption("Find out why table retrieval fails.")
+navigation.run()

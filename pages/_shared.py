@@ -1,0 +1,130 @@
+"""UI helpers shared by the pages: settings, the sidebar dataset picker, cached loads.
+
+Only Streamlit glue lives here; every computation is a target_core call.
+"""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from target_core.config import Settings, load_settings
+from target_core.datasets import DatasetInfo, discover, list_datasets, load_dataset
+from target_core.errors import TargetError
+from target_core.explore import DatasetSummary, summarize
+from target_core.types import VIEW_PRESETS, Dataset, TableView
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
+
+
+def plain(text: object) -> str:
+    """Escape Markdown (and Streamlit's :color[] / emoji syntax) so text renders inert."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\n", "  \n")
+
+
+def frame() -> None:
+    """Make sure the page runs inside app.py's navigation; call first on every page.
+
+    Streamlit falls back to its legacy `pages/` directory mode for a session whose
+    first request deep-links into a freshly started server: the page file then runs
+    without app.py (no navigation, no shared sidebar) until some session calls
+    st.navigation. Switching the flag off and rerunning routes through app.py; pages
+    hash by url_path in both modes, so the rerun lands on the same page.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+@st.cache_resource(show_spinner=False)
+def settings() -> Settings:
+    return load_settings()
+
+
+def _dataset_names() -> list[str]:
+    return [name for name, entry in discover(settings()).items() if entry.kind != "hub"]
+
+
+@st.cache_data(show_spinner="Counting datasets…", ttl=60)
+def dataset_infos() -> list[DatasetInfo]:
+    """Every local dataset with counts (or the error that stops it loading)."""
+    return list_datasets(settings())
+
+
+def pick_dataset() -> str | None:
+    """The sidebar's dataset selector, kept in the URL as ?dataset=NAME."""
+    try:
+        names = _dataset_names()
+    except TargetError as exc:
+        st.sidebar.error(str(exc))
+        return None
+    if not names:
+        st.sidebar.warning("No datasets found. Add a folder on TARGET_DATASETS.")
+        return None
+    wanted = st.query_params.get("dataset")
+    if wanted not in names:
+        wanted = "demo-qa" if "demo-qa" in names else names[0]
+    name = st.sidebar.selectbox("Dataset", names, index=names.index(wanted), key="dataset")
+    if st.query_params.get("dataset") != name:
+        st.query_params["dataset"] = name
+    return name
+
+
+@st.cache_resource(show_spinner="Loading dataset…", max_entries=8)
+def _load(name: str, workspace: str) -> Dataset:
+    return load_dataset(name, settings())
+
+
+def dataset_or_stop(name: str | None) -> Dataset:
+    """Load the dataset, or show the error and stop the page."""
+    if name is None:
+        st.info("Pick a dataset in the sidebar.")
+        st.stop()
+    try:
+        return _load(name, str(settings().workspace))
+    except TargetError as exc:
+        st.error(f"Cannot load dataset '{name}': {exc}")
+        st.stop()
+
+
+@st.cache_data(show_spinner="Measuring tables…", max_entries=32)
+def _summary(_dataset: Dataset, fingerprint: str, view: dict[str, object]) -> DatasetSummary:
+    return summarize(_dataset, TableView.from_dict(view))
+
+
+def summary(dataset: Dataset, view: TableView) -> DatasetSummary:
+    """Per-table sizes under `view`, cached per (dataset fingerprint, view)."""
+    return _summary(dataset, dataset.fingerprint, view.to_dict())
+
+
+def grid_height(n_rows: int, max_rows: int = 10) -> int:
+    """Pixel height for a dataframe showing up to `max_rows` rows without empty filler."""
+    return 38 + 35 * max(1, min(n_rows, max_rows))
+
+
+def view_picker(key: str, default: str = "default") -> TableView:
+    """Widgets for a TableView: a preset, then adjustable title, rows and format."""
+    presets = list(VIEW_PRESETS)
+    preset = st.selectbox("Table view preset", presets, index=presets.index(default),
+                          key=f"{key}-preset",
+                          help="How a table becomes text for retrievers and prompts.")
+    base = VIEW_PRESETS[preset]
+    cols = st.columns(5)
+    title = cols[0].toggle("Page title", base.title, key=f"{key}-{preset}-title")
+    section = cols[1].toggle("Section title", base.section_title, key=f"{key}-{preset}-section")
+    table_id = cols[2].toggle("Table id", base.table_id, key=f"{key}-{preset}-tid")
+    modes = ["all rows", "first N rows", "header only"]
+    mode_index = 0 if base.rows is None else (2 if base.rows == 0 else 1)
+    mode = cols[3].selectbox("Rows", modes, index=mode_index, key=f"{key}-{preset}-rows")
+    fmt = cols[4].selectbox("Format", ["markdown", "csv", "json"],
+                            index=["markdown", "csv", "json"].index(base.format),
+                            key=f"{key}-{preset}-format")
+    rows: int | None = None if mode == "all rows" else 0
+    if mode == "first N rows":
+        rows = int(st.number_input("N rows", min_value=1, max_value=100_000,
+                                   value=base.rows or 20, key=f"{key}-{preset}-n"))
+    return TableView(title=title, section_title=section, table_id=table_id, rows=rows,
+                     format=fmt)

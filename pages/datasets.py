@@ -1,0 +1,141 @@
+"""Datasets: counts and size distributions, search and browse tables and queries,
+one table under several views, a query's gold tables. State lives in the URL:
+?dataset=NAME&section=Tables&table=DB/TABLE or &section=Queries&query=ID."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages import _shared as ui
+from target_core.errors import TargetError
+from target_core.explore import (
+    parse_table_ref,
+    queries_with_gold,
+    query_detail,
+    render_views,
+    search,
+    table_frame,
+    table_ref,
+)
+from target_core.plots import size_distributions
+from target_core.types import VIEW_PRESETS, Dataset, Table, TableView
+
+SECTIONS = ["Sizes", "Tables", "Queries"]
+PREVIEW_ROWS = 200
+
+ui.frame()
+dataset = ui.dataset_or_stop(ui.pick_dataset())
+st.title(dataset.name)
+st.caption(f"task **{dataset.task}** · source {ui.plain(dataset.source)}")
+if dataset.description:
+    with st.expander("About this dataset"):
+        st.markdown(ui.plain(dataset.description))
+
+with st.expander("Table view (how tables become text, for token counts and previews)"):
+    view = ui.view_picker("datasets")
+summary = ui.summary(dataset, view)
+
+metrics = st.columns(6)
+metrics[0].metric("Tables", f"{summary.n_tables:,}")
+metrics[1].metric("Queries", f"{summary.n_queries:,}")
+metrics[2].metric("Databases", f"{summary.n_databases:,}")
+metrics[3].metric("Median rows", f"{summary.tables['rows'].median():g}")
+metrics[4].metric("Median columns", f"{summary.tables['columns'].median():g}")
+metrics[5].metric("Median tokens", f"{summary.tables['tokens'].median():,.0f}",
+                  help=f"Under the view '{view.label}', counted with {summary.token_label}.")
+
+wanted_section = st.query_params.get("section", "Sizes")
+section = st.segmented_control(
+    "Section", SECTIONS, default=wanted_section if wanted_section in SECTIONS else "Sizes",
+    key="datasets-section", label_visibility="collapsed") or "Sizes"
+st.query_params["section"] = section
+
+
+def show_table(table: Table, dataset: Dataset, view: TableView, key: str) -> None:
+    st.subheader(f"Table {ui.plain(table_ref(table.key))}")
+    st.markdown(f"**Title:** {ui.plain(table.title or '—')}  \n"
+                f"**Section:** {ui.plain(table.section_title or '—')}  \n"
+                f"**Size:** {table.n_rows:,} rows × {table.n_cols} columns")
+    gold_of = queries_with_gold(dataset, table.key)
+    if gold_of:
+        st.caption(f"Gold table of {len(gold_of)} quer{'y' if len(gold_of) == 1 else 'ies'}: "
+                   + ", ".join(ui.plain(q) for q in gold_of[:20])
+                   + (" …" if len(gold_of) > 20 else ""))
+    grid, text = st.tabs(["Grid", "As text under views"])
+    with grid:
+        st.dataframe(table_frame(table, PREVIEW_ROWS), width="stretch", hide_index=True)
+        if table.n_rows > PREVIEW_ROWS:
+            st.caption(f"First {PREVIEW_ROWS} of {table.n_rows:,} rows.")
+    with text:
+        chosen = st.multiselect("Compare with presets", list(VIEW_PRESETS),
+                                default=["header-only", "target-ottqa"], key=f"{key}-compare")
+        views = [view] + [VIEW_PRESETS[name] for name in chosen if VIEW_PRESETS[name] != view]
+        for rendered in render_views(table, views):
+            st.markdown(f"**{ui.plain(rendered.label)}** · {rendered.tokens:,} tokens "
+                        f"({ui.plain(summary.token_label)})")
+            st.code(rendered.text, language=None, wrap_lines=True, height=min(
+                400, 40 + 22 * rendered.text.count("\n")))
+
+
+if section == "Sizes":
+    st.plotly_chart(size_distributions(summary.tables), width="stretch")
+    st.caption(f"Tokens under the view '{ui.plain(view.label)}', counted with "
+               f"{ui.plain(summary.token_label)}.")
+    biggest = summary.tables.nlargest(10, "tokens")[["table", "title", "rows", "columns",
+                                                     "tokens"]]
+    st.markdown("**Largest tables under this view**")
+    st.dataframe(biggest, width="stretch", hide_index=True)
+
+elif section == "Tables":
+    text = st.text_input("Search tables", key="datasets-table-search",
+                         placeholder="words in id, title or section")
+    found = search(summary.tables, text, ["table", "title", "section_title"])
+    st.caption(f"{len(found):,} of {summary.n_tables:,} tables")
+    event = st.dataframe(found.drop(columns=["database_id", "table_id"]), width="stretch",
+                         hide_index=True, on_select="rerun", selection_mode="single-row",
+                         key="datasets-tables", height=ui.grid_height(len(found)))
+    if event.selection.rows:
+        st.query_params["table"] = found.iloc[event.selection.rows[0]]["table"]
+    ref = st.query_params.get("table")
+    if ref:
+        try:
+            show_table(dataset.table(parse_table_ref(ref)), dataset, view, "table")
+        except TargetError as exc:
+            st.warning(str(exc))
+    else:
+        st.info("Select a table to see it as a grid and as text under each view.")
+
+else:
+    text = st.text_input("Search queries", key="datasets-query-search",
+                         placeholder="words in the question, answer, id or gold table")
+    found = search(summary.queries, text, ["query_id", "query", "answer", "gold"])
+    st.caption(f"{len(found):,} of {summary.n_queries:,} queries")
+    event = st.dataframe(found, width="stretch", hide_index=True, on_select="rerun",
+                         selection_mode="single-row", key="datasets-queries",
+                         height=ui.grid_height(len(found)))
+    if event.selection.rows:
+        st.query_params["query"] = found.iloc[event.selection.rows[0]]["query_id"]
+    query_id = st.query_params.get("query")
+    if query_id:
+        try:
+            detail = query_detail(dataset, query_id)
+        except TargetError as exc:
+            st.warning(str(exc))
+        else:
+            q = detail.query
+            st.subheader(f"Query {ui.plain(q.query_id)}")
+            st.markdown(f"**Question:** {ui.plain(q.query)}")
+            if q.sql:
+                st.code(q.sql, language="sql")
+            else:
+                st.markdown(f"**Reference answer:** {ui.plain(q.answer)}")
+            if q.label is not None:
+                st.markdown(f"**Label:** {'true' if q.label else 'false'}")
+            if q.meta.get("failure_mode"):
+                st.markdown(f"**Built-in failure mode:** {ui.plain(q.meta['failure_mode'])}")
+            st.markdown(f"**Gold tables ({len(detail.gold)})**")
+            for i, table in enumerate(detail.gold):
+                with st.container(border=True):
+                    show_table(table, dataset, view, f"gold-{i}")
+    else:
+        st.info("Select a query to see its gold table(s).")

@@ -1,0 +1,32 @@
+"""Home: what the tool is for, and every dataset with its counts and a link to browse it."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pandas as pd
+import streamlit as st
+
+from pages import _shared as ui
+
+ui.frame()
+st.title("TARGET Explorer")
+st.markdown(
+    "Find out **why table retrieval fails**. Pick a dataset, see what text each table "
+    "becomes under a *table view* (title on or off, header only, first N rows, markdown, "
+    "CSV or JSON) and what that costs in tokens, and browse the queries with their gold "
+    "tables. Datasets follow TARGET's folder format; Spider folders and TARGET's hub "
+    "datasets load too.")
+
+infos = ui.dataset_infos()
+frame = pd.DataFrame([i.to_dict() for i in infos])
+frame["browse"] = [f"datasets?dataset={quote(name)}" for name in frame["name"]]
+st.subheader("Datasets")
+st.dataframe(
+    frame[["name", "task", "tables", "queries", "databases", "kind", "browse", "error"]],
+    hide_index=True, width="stretch",
+    column_config={"browse": st.column_config.LinkColumn("browse", display_text="open"),
+                   "error": st.column_config.TextColumn("error", width="medium")},
+)
+st.caption("Add your own: a folder in the documented format (see README), listed on "
+           "TARGET_DATASETS, or pass its path to `python -m target_core`.")

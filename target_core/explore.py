@@ -1,0 +1,152 @@
+"""Dataset browsing: per-table and per-query frames, search, and one table under many views.
+
+Everything the Datasets page shows is computed here, so the page only reads widgets,
+calls one function and renders the result.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from target_core.serialize import table_text
+from target_core.tokens import TokenCounter, get_counter
+from target_core.types import Dataset, Query, Table, TableKey, TableView
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    """Counts plus one row per table and one per query."""
+
+    name: str
+    task: str
+    n_tables: int
+    n_queries: int
+    n_databases: int
+    tables: pd.DataFrame
+    queries: pd.DataFrame
+    token_label: str
+    view: TableView
+
+
+def table_ref(key: TableKey) -> str:
+    """'database_id/table_id': how a table is named in URLs and lists."""
+    return f"{key[0]}/{key[1]}"
+
+
+def parse_table_ref(ref: str) -> TableKey:
+    database_id, _, table_id = ref.partition("/")
+    return (database_id, table_id)
+
+
+def _answer_text(answer: Any) -> str:
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+
+
+def tables_frame(dataset: Dataset, view: TableView, counter: TokenCounter) -> pd.DataFrame:
+    texts = [table_text(t, view) for t in dataset.tables]
+    return pd.DataFrame({
+        "table": [table_ref(t.key) for t in dataset.tables],
+        "database_id": [t.database_id for t in dataset.tables],
+        "table_id": [t.table_id for t in dataset.tables],
+        "title": [t.title for t in dataset.tables],
+        "section_title": [t.section_title for t in dataset.tables],
+        "rows": [t.n_rows for t in dataset.tables],
+        "columns": [t.n_cols for t in dataset.tables],
+        "tokens": counter.count_many(texts),
+    })
+
+
+def queries_frame(dataset: Dataset) -> pd.DataFrame:
+    frame = pd.DataFrame({
+        "query_id": [q.query_id for q in dataset.queries],
+        "query": [q.query for q in dataset.queries],
+        "answer": [_answer_text(q.answer) for q in dataset.queries],
+        "gold": [", ".join(table_ref(k) for k in q.gold) for q in dataset.queries],
+        "n_gold": [len(q.gold) for q in dataset.queries],
+        "database_id": [q.database_id for q in dataset.queries],
+    })
+    optional = {
+        "difficulty": [q.difficulty for q in dataset.queries],
+        "label": [q.label for q in dataset.queries],
+        "failure_mode": [q.meta.get("failure_mode") for q in dataset.queries],
+    }
+    for column, values in optional.items():
+        if any(v is not None for v in values):
+            frame[column] = values
+    return frame
+
+
+def summarize(dataset: Dataset, view: TableView, counter: TokenCounter | None = None
+              ) -> DatasetSummary:
+    """Everything the Datasets page needs for one dataset under one view."""
+    counter = counter or get_counter()
+    return DatasetSummary(
+        name=dataset.name, task=dataset.task, n_tables=len(dataset.tables),
+        n_queries=len(dataset.queries), n_databases=len(dataset.databases),
+        tables=tables_frame(dataset, view, counter), queries=queries_frame(dataset),
+        token_label=counter.label, view=view,
+    )
+
+
+def search(frame: pd.DataFrame, text: str, columns: list[str]) -> pd.DataFrame:
+    """Rows where every whitespace-separated term occurs (case-insensitive) in `columns`."""
+    terms = [t for t in text.lower().split() if t]
+    if not terms or frame.empty:
+        return frame
+    haystack = frame[columns].astype(str).agg(" ".join, axis=1).str.lower()
+    mask = pd.Series(True, index=frame.index)
+    for term in terms:
+        mask &= haystack.str.contains(re.escape(term), regex=True)
+    return frame[mask]
+
+
+@dataclass(frozen=True)
+class RenderedView:
+    label: str
+    view: TableView
+    text: str
+    tokens: int
+
+
+def render_views(table: Table, views: list[TableView], counter: TokenCounter | None = None
+                 ) -> list[RenderedView]:
+    """The text of one table under each view, with its token count."""
+    counter = counter or get_counter()
+    rendered = []
+    for view in views:
+        text = table_text(table, view)
+        rendered.append(RenderedView(view.label, view, text, counter.count(text)))
+    return rendered
+
+
+def table_frame(table: Table, limit: int | None = None) -> pd.DataFrame:
+    """The table as a DataFrame for display (duplicate or empty headers made unique)."""
+    names: list[str] = []
+    for i, name in enumerate(table.header):
+        label = name or f"column {i + 1}"
+        while label in names:
+            label += "'"
+        names.append(label)
+    rows = table.rows if limit is None else table.rows[:limit]
+    return pd.DataFrame([list(r) for r in rows], columns=names).astype(object)
+
+
+@dataclass(frozen=True)
+class QueryDetail:
+    query: Query
+    gold: list[Table]
+
+
+def queries_with_gold(dataset: Dataset, key: TableKey) -> list[str]:
+    """Ids of the queries whose gold includes the table `key`."""
+    return [q.query_id for q in dataset.queries if key in q.gold]
+
+
+def query_detail(dataset: Dataset, query_id: str) -> QueryDetail:
+    query = dataset.query(query_id)
+    return QueryDetail(query, [dataset.table(k) for k in query.gold])

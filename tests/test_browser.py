@@ -1,0 +1,55 @@
+"""The dashboard in a real browser (Debian's chromium via Playwright).
+
+Skipped where chromium is absent, except under CI (CI=true), where its absence fails:
+`make test` installs it when it can.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("screenshots", ROOT / "scripts" / "screenshots.py")
+assert _spec is not None and _spec.loader is not None
+screenshots = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(screenshots)
+
+if not screenshots.CHROMIUM.exists():
+    if os.environ.get("CI"):
+        pytest.fail("chromium is missing under CI: `make test` should have installed it",
+                    pytrace=False)
+    pytest.skip("chromium not installed (apt-get install chromium)", allow_module_level=True)
+
+
+def _shot_dir(tmp_path: Path) -> Path:
+    """Screenshots go to $TARGET_SCREENSHOTS when set (to look at them), else a temp dir."""
+    return Path(os.environ.get("TARGET_SCREENSHOTS", tmp_path))
+
+
+def test_deep_links_and_every_demo_dataset(tmp_path: Path) -> None:
+    out = _shot_dir(tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    env = {"TARGET_WORKSPACE": str(tmp_path / "ws")}
+    targets = [  # the first request deep-links into a freshly started server
+        "datasets?dataset=demo-sql&section=Queries",
+        "",
+        "datasets?dataset=demo-qa",
+        "datasets?dataset=demo-fact&section=Tables",
+    ]
+    with screenshots.serve_app(env) as base, screenshots.browser_page() as page:
+        for target in targets:
+            screenshots.visit(page, f"{base}/{target}")
+            page.screenshot(path=str(out / screenshots.file_name(target)), full_page=True)
+            assert page.locator("[data-testid='stException']").count() == 0, target
+            assert "Page not found" not in page.locator("body").inner_text(), target
+            sidebar = page.locator("[data-testid='stSidebar']").inner_text()
+            assert "TARGET Explorer" in sidebar, f"app.py did not run for {target}"
+            heading = page.locator("h1").first.inner_text().strip()
+            if target:
+                assert heading == target.split("dataset=")[1].split("&")[0]
+            else:
+                assert heading == "TARGET Explorer"

