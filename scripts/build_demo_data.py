@@ -2,12 +2,13 @@
 
     python scripts/build_demo_data.py [OUT_ROOT]
 
-demo-qa and demo-fact come from scripts/demo_wiki.py, demo-sql from scripts/demo_sql.py.
+demo-qa and demo-fact come from scripts/demo_wiki.py, demo-sql from the package
+scripts/demo_sql/.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -18,13 +19,11 @@ BUILDERS = ("demo_wiki", "demo_sql")
 
 
 def load_builder(name: str) -> ModuleType:
-    """Import scripts/<name>.py by path (scripts/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """Import scripts/<name> by name, a module or a package alike, with scripts/ on sys.path
+    (scripts/ itself is not a package)."""
+    if str(SCRIPTS) not in sys.path:
+        sys.path.insert(0, str(SCRIPTS))
+    return importlib.import_module(name)
 
 
 def build_all(out_root: Path) -> None:
