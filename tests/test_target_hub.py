@@ -420,12 +420,19 @@ def test_black_hole_is_bounded_by_hub_timeout(tmp_path: Path, hf_home: Path,
 
 @pytest.fixture
 def slow_hub() -> Iterator[str]:
-    """Answers repo metadata, then stalls every other request (until teardown)."""
+    """Answers repo metadata, then stalls every other request (until teardown).
+
+    At teardown stalled requests get a 404, which the abandoned download does not
+    retry, so its thread ends before the server goes (else it retries against a
+    closed port and logs after the test is over).
+    """
     stop = threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-            if self.path.startswith("/api/datasets/") and "/tree/" not in self.path:
+            if stop.is_set():
+                self.send_error(404)
+            elif self.path.startswith("/api/datasets/") and "/tree/" not in self.path:
                 repo = self.path.removeprefix("/api/datasets/").split("/revision/")[0]
                 body = json.dumps({"id": repo, "sha": "b" * 40}).encode()
                 self.send_response(200)
@@ -435,6 +442,7 @@ def slow_hub() -> Iterator[str]:
                 self.wfile.write(body)
             else:
                 stop.wait(timeout=30)
+                self.send_error(404)
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -446,6 +454,9 @@ def slow_hub() -> Iterator[str]:
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     stop.set()
+    for worker in threading.enumerate():
+        if worker.name.startswith("hub-download-"):
+            worker.join(timeout=10)
     server.shutdown()
     server.server_close()
     thread.join(timeout=2)
