@@ -9,6 +9,11 @@ import streamlit as st
 from pages import _shared as ui
 from target_core.errors import TargetError
 from target_core.explore import (
+    evidence_cells,
+    evidence_rows,
+    failure_modes,
+    filter_by_failure_mode,
+    highlight_cells,
     parse_table_ref,
     queries_with_gold,
     query_detail,
@@ -18,7 +23,7 @@ from target_core.explore import (
     table_ref,
 )
 from target_core.plots import size_distributions
-from target_core.types import VIEW_PRESETS, Dataset, Table, TableView
+from target_core.types import VIEW_PRESETS, Dataset, Query, Table, TableView
 
 SECTIONS = ["Sizes", "Tables", "Queries"]
 PREVIEW_ROWS = 200
@@ -51,7 +56,8 @@ section = st.segmented_control(
 st.query_params["section"] = section
 
 
-def show_table(table: Table, dataset: Dataset, view: TableView, key: str) -> None:
+def show_table(table: Table, dataset: Dataset, view: TableView, key: str,
+               query: Query | None = None) -> None:
     st.subheader(f"Table {ui.plain(table_ref(table.key))}")
     st.markdown(f"**Title:** {ui.plain(table.title or '—')}  \n"
                 f"**Section:** {ui.plain(table.section_title or '—')}  \n"
@@ -63,6 +69,11 @@ def show_table(table: Table, dataset: Dataset, view: TableView, key: str) -> Non
                    + (" …" if len(gold_of) > 20 else ""))
     grid, text = st.tabs(["Grid", "As text under views"])
     with grid:
+        cells = evidence_cells(query, table) if query else set()
+        if cells:
+            rows, marked = evidence_rows(table, cells)
+            st.markdown("**Evidence** (the cells the reference answer rests on)")
+            st.dataframe(highlight_cells(rows, marked), width="stretch")
         st.dataframe(table_frame(table, PREVIEW_ROWS), width="stretch", hide_index=True)
         if table.n_rows > PREVIEW_ROWS:
             st.caption(f"First {PREVIEW_ROWS} of {table.n_rows:,} rows.")
@@ -106,9 +117,14 @@ elif section == "Tables":
         st.info("Select a table to see it as a grid and as text under each view.")
 
 else:
-    text = st.text_input("Search queries", key="datasets-query-search",
-                         placeholder="words in the question, answer, id or gold table")
-    found = search(summary.queries, text, ["query_id", "query", "answer", "gold"])
+    search_col, mode_col = st.columns([3, 1])
+    text = search_col.text_input("Search queries", key="datasets-query-search",
+                                 placeholder="words in the question, answer, id or gold table")
+    modes = failure_modes(summary.queries)
+    mode = mode_col.selectbox("Built-in failure mode", modes, index=None, placeholder="any",
+                              key="datasets-failure-mode", disabled=not modes)
+    found = search(filter_by_failure_mode(summary.queries, mode), text,
+                   ["query_id", "query", "answer", "gold"])
     st.caption(f"{len(found):,} of {summary.n_queries:,} queries")
     event = st.dataframe(found, width="stretch", hide_index=True, on_select="rerun",
                          selection_mode="single-row", key="datasets-queries",
@@ -136,6 +152,6 @@ else:
             st.markdown(f"**Gold tables ({len(detail.gold)})**")
             for i, table in enumerate(detail.gold):
                 with st.container(border=True):
-                    show_table(table, dataset, view, f"gold-{i}")
+                    show_table(table, dataset, view, f"gold-{i}", q)
     else:
         st.info("Select a query to see its gold table(s).")

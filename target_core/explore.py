@@ -124,6 +124,68 @@ def render_views(table: Table, views: list[TableView], counter: TokenCounter | N
     return rendered
 
 
+def evidence_cells(query: Query, table: Table) -> set[tuple[int, int]]:
+    """(data-row index, column index) of the cells a query's `evidence` names in `table`.
+
+    Evidence entries are {"row": i, "column": "Header"} with an optional "table_id"
+    (needed when a query has several gold tables); unknown columns are ignored.
+    """
+    entries = query.meta.get("evidence")
+    if not isinstance(entries, list):
+        return set()
+    columns = {name: i for i, name in reversed(list(enumerate(table.header)))}
+    cells = set()
+    for entry in entries:
+        if not isinstance(entry, dict) or entry.get("table_id", table.table_id) != table.table_id:
+            continue
+        row, column = entry.get("row"), columns.get(entry.get("column"))
+        if isinstance(row, int) and 0 <= row < table.n_rows and column is not None:
+            cells.add((row, column))
+    return cells
+
+
+def highlight_cells(frame: pd.DataFrame, cells: set[tuple[int, int]]) -> Any:
+    """A pandas Styler that shades `cells` (positions in `frame`); other cells unstyled."""
+    shade = "background-color: #fde68a; font-weight: 600"
+
+    def style(data: pd.DataFrame) -> pd.DataFrame:
+        styles = pd.DataFrame("", index=data.index, columns=data.columns)
+        for row, column in cells:
+            if row < len(data) and column < len(data.columns):
+                styles.iat[row, column] = shade
+        return styles
+
+    return frame.style.apply(style, axis=None)
+
+
+def evidence_rows(table: Table, cells: set[tuple[int, int]]) -> tuple[pd.DataFrame,
+                                                                       set[tuple[int, int]]]:
+    """Only the rows holding evidence, indexed by their 1-based data-row number, and the
+    evidence cells' positions within that smaller frame (for highlight_cells)."""
+    rows = sorted({r for r, _ in cells})
+    frame = table_frame(table).iloc[rows]
+    frame.index = pd.Index([r + 1 for r in rows], name="row")
+    position = {r: i for i, r in enumerate(rows)}
+    return frame, {(position[r], c) for r, c in cells}
+
+
+def filter_by_failure_mode(queries: pd.DataFrame, mode: str | None) -> pd.DataFrame:
+    """Queries built for one failure mode; "ordinary" means none; None keeps all."""
+    if mode is None or "failure_mode" not in queries:
+        return queries
+    if mode == "ordinary":
+        return queries[queries["failure_mode"].isna()]
+    return queries[queries["failure_mode"] == mode]
+
+
+def failure_modes(queries: pd.DataFrame) -> list[str]:
+    """The failure modes present in a queries frame, sorted, plus "ordinary" if any."""
+    if "failure_mode" not in queries:
+        return []
+    modes = sorted(str(m) for m in queries["failure_mode"].dropna().unique())
+    return modes + (["ordinary"] if queries["failure_mode"].isna().any() else [])
+
+
 def table_frame(table: Table, limit: int | None = None) -> pd.DataFrame:
     """The table as a DataFrame for display (duplicate or empty headers made unique)."""
     names: list[str] = []
