@@ -91,3 +91,17 @@ def test_remote_listing_includes_hub_without_counts(settings) -> None:
 
 def test_table_record_helper_shape() -> None:
     assert table_record("t")["table"][0] == ["a", "b"]
+
+
+def test_spider_folder_by_path_and_by_name(tmp_path: Path) -> None:
+    from test_spider_loader import make_spider
+
+    spider = make_spider(tmp_path / "lib" / "my_spider")
+    settings = _settings(tmp_path, tmp_path / "lib")
+    assert discover(settings)["my_spider"].kind == "spider"
+    by_name = load_dataset("my_spider", settings)
+    by_path = load_dataset(str(spider), settings)
+    assert by_name.task == by_path.task == "sql"
+    # the registry indexes the split's databases only, as TARGET's per-split corpora do
+    used = {q.database_id for q in by_name.queries}
+    assert {t.database_id for t in by_name.tables} == used
