@@ -2,7 +2,7 @@
 
     python scripts/build_demo_data.py [OUT_ROOT]
 
-demo-qa and demo-fact come from scripts/demo_wiki.py, demo-sql from the package
+demo-qa and demo-fact come from the package scripts/demo_wiki/, demo-sql from the package
 scripts/demo_sql/.
 """
 

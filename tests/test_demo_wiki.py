@@ -2,17 +2,17 @@
 
 They are loaded through the project's own validator (load_folder), then checked for the
 sizes, topics, label balance and built-in retrieval failure modes that the dashboard's demo
-relies on, and finally rebuilt with scripts/demo_wiki.py to prove the committed files are
-exactly what the generator writes.
+relies on, and finally rebuilt with the generator package scripts/demo_wiki/ to prove the
+committed files are exactly what it writes. The failure-mode names, the deep-row boundary and
+the stopword list come from the generator, so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -23,19 +23,22 @@ from target_core.types import Dataset, Query, Table
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo"
-SCRIPT = ROOT / "scripts" / "demo_wiki.py"
+SCRIPTS = ROOT / "scripts"
 NAMES = ("demo-qa", "demo-fact")
 FILES = ("dataset.json", "corpus.jsonl", "queries.jsonl")
-MODES = ("sibling", "title-only", "paraphrase", "deep-row")
-DEEP_ROW = 20
-STOPWORDS = frozenset((
-    "a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or",
-    "but", "as", "is", "was", "were", "are", "be", "been", "being", "did", "do", "does", "has",
-    "have", "had", "which", "what", "who", "whom", "whose", "when", "where", "how", "many",
-    "much", "more", "most", "than", "that", "this", "these", "those", "it", "its", "their",
-    "there", "s", "any", "all", "each", "per", "into", "over", "after", "before", "during",
-    "between", "not", "no",
-))
+
+
+def load_script(name: str = "demo_wiki") -> ModuleType:
+    """The generator package scripts/demo_wiki/ or one of its modules, imported by name
+    (scripts/ is no package)."""
+    if str(SCRIPTS) not in sys.path:
+        sys.path.insert(0, str(SCRIPTS))
+    return importlib.import_module(name)
+
+
+MODES: tuple[str, ...] = tuple(load_script("demo_wiki.selection").FAILURE_MODES)
+DEEP_ROW: int = load_script("demo_wiki.model").DEEP_ROW
+STOPWORDS: frozenset[str] = load_script("demo_wiki.text").STOPWORDS
 
 
 def tokens(text: str) -> set[str]:
@@ -85,24 +88,13 @@ def fact() -> Dataset:
 
 
 @pytest.fixture(scope="module")
-def script() -> Iterator[ModuleType]:
-    """scripts/ is not a package: import the generator by path (registered in sys.modules
-    while it runs, as dataclasses need to find their module)."""
-    name = "demo_wiki_under_test"
-    spec = importlib.util.spec_from_file_location(name, SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop(name, None)
+def script() -> ModuleType:
+    return load_script()
 
 
 def test_metadata(dataset: Dataset) -> None:
     assert dataset.task == ("qa" if dataset.name == "demo-qa" else "fact")
-    assert dataset.license and "CC0" in dataset.license and "demo_wiki.py" in dataset.license
+    assert dataset.license and "CC0" in dataset.license and "demo_wiki/" in dataset.license
     for word in (*MODES, "failure_mode", "evidence"):
         assert word in dataset.description
 
@@ -212,4 +204,4 @@ def test_rebuild_is_byte_identical(script: ModuleType, tmp_path: Path) -> None:
     for name in NAMES:
         for file in FILES:
             assert (tmp_path / name / file).read_bytes() == (DEMO / name / file).read_bytes(), \
-                f"{name}/{file} differs from a fresh build; rerun scripts/demo_wiki.py"
+                f"{name}/{file} differs from a fresh build; rerun scripts/build_demo_data.py"

@@ -1,4 +1,4 @@
-"""Word lists for scripts/demo_wiki.py: the raw material for fictional but plausible names.
+"""Word lists for the demo_wiki generator: the raw material for fictional but plausible names.
 
 Everything here is a tuple, so the generator's choices depend only on its seeded Random and
 on the order written below (never on set or dict iteration).
