@@ -88,8 +88,18 @@ def _load_encoding(name: str, timeout: float) -> Any | None:
     return result.get("encoding")
 
 
+def get_counter(encoding_name: str = DEFAULT_ENCODING, timeout: float | None = None
+                ) -> TokenCounter:
+    """The counter for an encoding, loaded once per process within `timeout` seconds
+    (default: the TARGET_TOKEN_TIMEOUT setting)."""
+    if timeout is None:
+        from target_core.config import load_settings
+
+        timeout = load_settings().token_timeout
+    return _counter(encoding_name, timeout)
+
+
 @lru_cache(maxsize=8)
-def get_counter(encoding_name: str = DEFAULT_ENCODING, timeout: float = 3.0) -> TokenCounter:
-    """The counter for an encoding, loaded once per process within `timeout` seconds."""
+def _counter(encoding_name: str, timeout: float) -> TokenCounter:
     encoding = _load_encoding(encoding_name, timeout)
     return TokenCounter(encoding_name, encoding is not None, encoding)

@@ -35,6 +35,16 @@ def test_hanging_download_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not counter.exact
 
 
+def test_default_timeout_comes_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tiktoken
+
+    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: time.sleep(30))
+    monkeypatch.setenv("TARGET_TOKEN_TIMEOUT", "0.3")
+    start = time.monotonic()
+    assert not tokens.get_counter("slow-encoding-from-settings").exact
+    assert time.monotonic() - start < 5
+
+
 def test_loaded_encoding_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     class Encoding:
         def encode(self, text, disallowed_special=()):
