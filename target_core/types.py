@@ -211,3 +211,36 @@ VIEW_PRESETS: dict[str, TableView] = {
     # GTR-T: tables serialized as CSV with their rows.
     "gtr-csv": TableView(title=True, section_title=False, rows=None, format="csv"),
 }
+
+
+Ranking = dict[str, list[tuple[TableKey, float]]]
+"""A run's result: query_id -> [(table key, score), ...] in rank order."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that decides a retrieval run's results; equal configs resume each other."""
+
+    dataset: str
+    retriever: str
+    view: TableView = field(default_factory=TableView)
+    top_k: int = 10
+    limit: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.top_k, int) or self.top_k < 1:
+            raise ConfigError(f"top_k must be a positive integer, got {self.top_k!r}")
+        if self.limit is not None and (not isinstance(self.limit, int) or self.limit < 1):
+            raise ConfigError(f"limit must be a positive integer, got {self.limit!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "retriever": self.retriever,
+                "view": self.view.to_dict(), "top_k": self.top_k, "limit": self.limit,
+                "seed": self.seed}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
+        return cls(dataset=data["dataset"], retriever=data["retriever"],
+                   view=TableView.from_dict(data.get("view", {})), top_k=data.get("top_k", 10),
+                   limit=data.get("limit"), seed=data.get("seed", 0))

@@ -1,0 +1,79 @@
+"""The Retriever protocol: index table texts once, then search with query texts.
+
+In the manner of MTEB's protocols: keyword-only options, one return type. Every
+registered retriever is run through the same contract test (tests/test_retrievers.py).
+Retrievers see texts, never gold data: the TableView decides the text of each table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+Progress = Callable[[int, int, str], None]
+"""progress(done, total, what): called as work advances; may be a no-op."""
+
+Hits = list[tuple[int, float]]
+"""One query's result: (index into the indexed texts, score), best first."""
+
+
+def no_progress(done: int, total: int, what: str) -> None:
+    """The default progress callback: does nothing."""
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """What indexing did, recorded with the run (e.g. embedded 0 of 440: all cached)."""
+
+    n_texts: int
+    seconds: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """A table retriever over one corpus of texts."""
+
+    spec: str
+    """The name it was built from, e.g. "bm25" or "dense:minilm"."""
+
+    def index(self, texts: Sequence[str], *, corpus_key: str,
+              progress: Progress = no_progress) -> IndexInfo:
+        """Index `texts` (one per table, in corpus order).
+
+        `corpus_key` identifies the texts (a fingerprint of corpus content and view), so
+        a retriever with a persistent index can reuse work across runs and restarts.
+        """
+        ...
+
+    def search(self, queries: Sequence[str], *, top_k: int) -> list[Hits]:
+        """For each query, up to `top_k` (index, score) pairs, best first; ties broken
+        by the lower index so results are deterministic."""
+        ...
+
+    def score_all(self, query: str) -> np.ndarray | None:
+        """Scores of every indexed text for one query (higher is better), or None when
+        the retriever cannot tell; used to find a gold table's rank beyond top_k."""
+        ...
+
+
+def top_k_hits(scores: np.ndarray, top_k: int) -> Hits:
+    """The best `top_k` of a score vector, ties broken by the lower index."""
+    if top_k <= 0 or scores.size == 0:
+        return []
+    k = min(top_k, scores.size)
+    # argpartition then a stable sort on (-score, index) keeps ties deterministic
+    candidates = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(k)
+    threshold = scores[candidates].min()
+    pool = np.flatnonzero(scores >= threshold)
+    order = pool[np.lexsort((pool, -scores[pool]))][:k]
+    return [(int(i), float(scores[i])) for i in order]
+
+
+def rank_in(scores: np.ndarray, index: int) -> int:
+    """1-based rank of `index` under `scores`, ties broken by the lower index."""
+    score = scores[index]
+    return int((scores > score).sum() + (scores[:index] == score).sum() + 1)
