@@ -1,0 +1,274 @@
+"""RunStore: runs and their per-query results in SQLite (sqlite-utils).
+
+One row per run (configuration, dataset fingerprint, what was indexed, timings,
+package versions, status, metrics) and one per query (ranked tables with scores, the
+rank of each gold table, per-query metrics, time). Every write is one transaction, so
+a run killed at any moment keeps exactly the queries it finished, and a run started
+again with the same configuration resumes instead of starting over. The schema and
+its migrations live here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from target_core.errors import TargetError, UnknownNameError
+from target_core.types import RunConfig, TableKey
+
+SCHEMA_VERSION = 1
+STATUSES = ("running", "complete", "failed")
+
+
+class StoreError(TargetError):
+    """The run store cannot be opened or is from an unknown (newer) version."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run as stored."""
+
+    run_id: str
+    config: RunConfig
+    config_key: str
+    dataset_fingerprint: str
+    task: str
+    status: str
+    created_at: float
+    finished_at: float | None
+    n_queries: int
+    n_done: int
+    index_info: dict[str, Any]
+    text_fingerprint: str
+    text_example: str
+    versions: dict[str, str]
+    metrics: dict[str, float]
+    error: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "dataset": self.config.dataset, "task": self.task,
+                "retriever": self.config.retriever, "config": self.config.to_dict(),
+                "status": self.status, "created_at": self.created_at,
+                "finished_at": self.finished_at, "n_queries": self.n_queries,
+                "n_done": self.n_done, "dataset_fingerprint": self.dataset_fingerprint,
+                "index_info": self.index_info, "text_fingerprint": self.text_fingerprint,
+                "text_example": self.text_example, "versions": self.versions,
+                "metrics": self.metrics, "error": self.error}
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """One query's outcome in a run."""
+
+    query_id: str
+    position: int
+    ranked: list[tuple[TableKey, float]]
+    gold: list[TableKey]
+    gold_ranks: dict[TableKey, int | None]
+    metrics: dict[str, float]
+    ms: float
+
+
+def config_key(config: RunConfig, dataset_fingerprint: str) -> str:
+    """What makes two runs the same: the configuration and the dataset's content."""
+    payload = json.dumps([config.to_dict(), dataset_fingerprint], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+def _key_text(key: TableKey) -> str:
+    return json.dumps(list(key), ensure_ascii=False)
+
+
+class RunStore:
+    """The SQLite file of runs; safe for several processes (WAL, short transactions)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite_utils.Database(self.path)
+            self.db.execute("PRAGMA busy_timeout = 30000")
+            self.db.enable_wal()
+            self._migrate()
+        except Exception as exc:  # sqlite3.DatabaseError for a file that is not SQLite
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(f"{self.path}: cannot open the run store: {exc}") from None
+
+    @classmethod
+    def in_workspace(cls, workspace: Path) -> RunStore:
+        return cls(Path(workspace) / "runs.sqlite")
+
+    # --- schema ---------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        with self.db.atomic():
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            row = list(self.db.query("SELECT value FROM meta WHERE key = 'schema_version'"))
+            version = int(row[0]["value"]) if row else 0
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"{self.path} was written by a newer TARGET Explorer "
+                                 f"(schema {version} > {SCHEMA_VERSION}); upgrade to read it")
+            if version < 1:
+                self._create_v1()
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                            [str(SCHEMA_VERSION)])
+
+    def _create_v1(self) -> None:
+        self.db.executescript("""
+            CREATE TABLE IF NOT EXISTS runs (
+                run_id TEXT PRIMARY KEY, config_key TEXT NOT NULL, config TEXT NOT NULL,
+                dataset TEXT NOT NULL, dataset_fingerprint TEXT NOT NULL, task TEXT NOT NULL,
+                retriever TEXT NOT NULL, view TEXT NOT NULL, top_k INTEGER NOT NULL,
+                status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL,
+                n_queries INTEGER NOT NULL, index_info TEXT NOT NULL DEFAULT '{}',
+                text_fingerprint TEXT NOT NULL DEFAULT '', text_example TEXT NOT NULL DEFAULT '',
+                versions TEXT NOT NULL DEFAULT '{}', metrics TEXT NOT NULL DEFAULT '{}',
+                error TEXT);
+            CREATE INDEX IF NOT EXISTS runs_config_key ON runs (config_key, status);
+            CREATE TABLE IF NOT EXISTS query_results (
+                run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+                query_id TEXT NOT NULL, position INTEGER NOT NULL, ranked TEXT NOT NULL,
+                gold TEXT NOT NULL, gold_ranks TEXT NOT NULL, metrics TEXT NOT NULL,
+                ms REAL NOT NULL, PRIMARY KEY (run_id, query_id));
+        """)
+
+    # --- runs -----------------------------------------------------------------------------
+
+    def start_run(self, config: RunConfig, *, dataset_fingerprint: str, task: str,
+                  n_queries: int, versions: dict[str, str]) -> tuple[RunRecord, bool]:
+        """The unfinished run with this configuration (resumed), or a new one.
+
+        Returns (run, resumed). A complete run is never reopened: running the same
+        configuration again makes a new run (whose index is cached by then).
+        """
+        key = config_key(config, dataset_fingerprint)
+        with self.db.atomic():
+            rows = list(self.db.query(
+                "SELECT run_id FROM runs WHERE config_key = ? AND status != 'complete' "
+                "ORDER BY created_at DESC LIMIT 1", [key]))
+            if rows:
+                run_id = rows[0]["run_id"]
+                self.db.execute("UPDATE runs SET status = 'running', error = NULL "
+                                "WHERE run_id = ?", [run_id])
+                return self.get_run(run_id), True
+            run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+            self.db["runs"].insert({
+                "run_id": run_id, "config_key": key, "config": json.dumps(config.to_dict()),
+                "dataset": config.dataset, "dataset_fingerprint": dataset_fingerprint,
+                "task": task, "retriever": config.retriever,
+                "view": json.dumps(config.view.to_dict()), "top_k": config.top_k,
+                "status": "running", "created_at": time.time(), "finished_at": None,
+                "n_queries": n_queries, "versions": json.dumps(versions)})
+        return self.get_run(run_id), False
+
+    def record_index(self, run_id: str, *, index_info: dict[str, Any], text_fingerprint: str,
+                     text_example: str) -> None:
+        with self.db.atomic():
+            self.db.execute("UPDATE runs SET index_info = ?, text_fingerprint = ?, "
+                            "text_example = ? WHERE run_id = ?",
+                            [json.dumps(index_info), text_fingerprint, text_example, run_id])
+
+    def finish_run(self, run_id: str, metrics: dict[str, float]) -> None:
+        with self.db.atomic():
+            self.db.execute("UPDATE runs SET status = 'complete', finished_at = ?, "
+                            "metrics = ?, error = NULL WHERE run_id = ?",
+                            [time.time(), json.dumps(metrics), run_id])
+
+    def fail_run(self, run_id: str, error: str) -> None:
+        with self.db.atomic():
+            self.db.execute("UPDATE runs SET status = 'failed', error = ? WHERE run_id = ?",
+                            [error, run_id])
+
+    def delete_run(self, run_id: str) -> None:
+        self.get_run(run_id)
+        with self.db.atomic():
+            self.db.execute("DELETE FROM query_results WHERE run_id = ?", [run_id])
+            self.db.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
+
+    def _record(self, row: dict[str, Any], n_done: int) -> RunRecord:
+        return RunRecord(
+            run_id=row["run_id"], config=RunConfig.from_dict(json.loads(row["config"])),
+            config_key=row["config_key"], dataset_fingerprint=row["dataset_fingerprint"],
+            task=row["task"], status=row["status"], created_at=row["created_at"],
+            finished_at=row["finished_at"], n_queries=row["n_queries"], n_done=n_done,
+            index_info=json.loads(row["index_info"]), text_fingerprint=row["text_fingerprint"],
+            text_example=row["text_example"], versions=json.loads(row["versions"]),
+            metrics=json.loads(row["metrics"]), error=row["error"])
+
+    def get_run(self, run_id: str) -> RunRecord:
+        rows = list(self.db.query(
+            "SELECT r.*, (SELECT COUNT(*) FROM query_results q WHERE q.run_id = r.run_id) "
+            "AS n_done FROM runs r WHERE r.run_id = ?", [run_id]))
+        if not rows:
+            known = [r["run_id"] for r in self.db.query("SELECT run_id FROM runs")]
+            raise UnknownNameError("run", run_id, known)
+        return self._record(rows[0], rows[0]["n_done"])
+
+    def list_runs(self, *, dataset: str | None = None, status: str | None = None
+                  ) -> list[RunRecord]:
+        """Runs, newest first, optionally of one dataset or status."""
+        where, params = [], []
+        if dataset:
+            where.append("r.dataset = ?")
+            params.append(dataset)
+        if status:
+            where.append("r.status = ?")
+            params.append(status)
+        sql = ("SELECT r.*, (SELECT COUNT(*) FROM query_results q WHERE q.run_id = r.run_id) "
+               "AS n_done FROM runs r" + (" WHERE " + " AND ".join(where) if where else "")
+               + " ORDER BY r.created_at DESC")
+        return [self._record(row, row["n_done"]) for row in self.db.query(sql, params)]
+
+    # --- per-query results ----------------------------------------------------------------
+
+    def done_query_ids(self, run_id: str) -> set[str]:
+        return {r["query_id"] for r in self.db.query(
+            "SELECT query_id FROM query_results WHERE run_id = ?", [run_id])}
+
+    def save_results(self, run_id: str, results: Iterable[QueryResult]) -> None:
+        """Write a batch of query results in one transaction (all or nothing)."""
+        rows = [{
+            "run_id": run_id, "query_id": r.query_id, "position": r.position,
+            "ranked": json.dumps([[k[0], k[1], s] for k, s in r.ranked], ensure_ascii=False),
+            "gold": json.dumps([list(k) for k in r.gold], ensure_ascii=False),
+            "gold_ranks": json.dumps({_key_text(k): v for k, v in r.gold_ranks.items()},
+                                     ensure_ascii=False),
+            "metrics": json.dumps(r.metrics), "ms": r.ms} for r in results]
+        with self.db.atomic():
+            self.db["query_results"].insert_all(rows, replace=True)
+
+    def iter_results(self, run_id: str) -> Iterator[QueryResult]:
+        """The run's query results in query order."""
+        for row in self.db.query("SELECT * FROM query_results WHERE run_id = ? "
+                                 "ORDER BY position", [run_id]):
+            yield _result(row)
+
+    def get_result(self, run_id: str, query_id: str) -> QueryResult:
+        rows = list(self.db.query("SELECT * FROM query_results WHERE run_id = ? AND "
+                                  "query_id = ?", [run_id, query_id]))
+        if not rows:
+            raise UnknownNameError(f"query of run {run_id}", query_id,
+                                   self.done_query_ids(run_id))
+        return _result(rows[0])
+
+    def integrity_check(self) -> str:
+        return next(iter(self.db.query("PRAGMA integrity_check")))["integrity_check"]
+
+
+def _result(row: dict[str, Any]) -> QueryResult:
+    ranks = json.loads(row["gold_ranks"])
+    return QueryResult(
+        query_id=row["query_id"], position=row["position"],
+        ranked=[((d, t), s) for d, t, s in json.loads(row["ranked"])],
+        gold=[tuple(k) for k in json.loads(row["gold"])],  # type: ignore[misc]
+        gold_ranks={tuple(json.loads(k)): v for k, v in ranks.items()},  # type: ignore[misc]
+        metrics=json.loads(row["metrics"]), ms=row["ms"])
