@@ -13,11 +13,25 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from target_core.errors import TargetError
+
 Progress = Callable[[int, int, str], None]
 """progress(done, total, what): called as work advances; may be a no-op."""
 
 Hits = list[tuple[int, float]]
 """One query's result: (index into the indexed texts, score), best first."""
+
+
+NO_MATCH = -np.inf
+"""Score of a text that does not match at all (a lexical query sharing no term with it):
+never returned as a hit, and it has no rank."""
+
+
+class NotIndexedError(TargetError):
+    """A retriever was searched before index() was called."""
+
+    def __init__(self, spec: str) -> None:
+        super().__init__(f"retriever '{spec}' has no index: call index(texts) before search")
 
 
 def no_progress(done: int, total: int, what: str) -> None:
@@ -61,7 +75,12 @@ class Retriever(Protocol):
 
 
 def top_k_hits(scores: np.ndarray, top_k: int) -> Hits:
-    """The best `top_k` of a score vector, ties broken by the lower index."""
+    """The best `top_k` of a score vector, ties broken by the lower index; texts scored
+    NO_MATCH (or NaN) are never hits, so a query that matches nothing retrieves nothing."""
+    matching = np.isfinite(scores)
+    if not matching.all():
+        hits = top_k_hits(np.where(matching, scores, np.finfo(np.float64).min), top_k)
+        return [(i, s) for i, s in hits if matching[i]]
     if top_k <= 0 or scores.size == 0:
         return []
     k = min(top_k, scores.size)
@@ -73,7 +92,10 @@ def top_k_hits(scores: np.ndarray, top_k: int) -> Hits:
     return [(int(i), float(scores[i])) for i in order]
 
 
-def rank_in(scores: np.ndarray, index: int) -> int:
-    """1-based rank of `index` under `scores`, ties broken by the lower index."""
+def rank_in(scores: np.ndarray, index: int) -> int | None:
+    """1-based rank of `index` under `scores`, ties broken by the lower index; None when
+    the text does not match at all (NO_MATCH)."""
     score = scores[index]
+    if not np.isfinite(score):
+        return None
     return int((scores > score).sum() + (scores[:index] == score).sum() + 1)

@@ -1,0 +1,88 @@
+"""Dense retrieval: table texts embedded once into Chroma, queries by cosine similarity.
+
+The collection is named by (texts, embedder), so a second run of the same configuration
+embeds nothing. Embedding goes in chunks that are stored as they finish: a run killed
+while embedding resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from target_core.config import Settings
+from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError, Progress, no_progress
+from target_core.vectorstore import VectorStore, collection_name
+
+EMBED_CHUNK = 256
+
+
+class DenseRetriever:
+    """Embeddings in a Chroma collection; `spec` is "dense:<embedder spec>"."""
+
+    description = "embeddings in Chroma, cosine similarity"
+
+    def __init__(self, embedder: Any, store: VectorStore) -> None:
+        self.embedder = embedder
+        self.store = store
+        self.spec = f"dense:{embedder.spec}"
+        self._collection: Any = None
+        self._n = 0
+        self._matrix: np.ndarray | None = None
+
+    @classmethod
+    def from_spec(cls, embedder_spec: str, settings: Settings,
+                  store: VectorStore | None = None) -> DenseRetriever:
+        from target_core.embeddings import get_embedder
+
+        embedder = get_embedder(embedder_spec, settings)  # raises before any work
+        return cls(embedder, store or VectorStore.from_settings(settings))
+
+    def index(self, texts: Sequence[str], *, corpus_key: str,
+              progress: Progress = no_progress) -> IndexInfo:
+        started = time.perf_counter()
+        name = collection_name(corpus_key, self.embedder.fingerprint())
+        collection = self.store.collection(name, {"corpus_key": corpus_key,
+                                                  "embedder": self.embedder.spec,
+                                                  "n_texts": len(texts)})
+        ids = [str(i) for i in range(len(texts))]
+        stored = self.store.stored_ids(collection)
+        missing = [i for i, id_ in enumerate(ids) if id_ not in stored]
+        truncated = 0
+        progress(len(texts) - len(missing), len(texts), "embedding tables")
+        for start in range(0, len(missing), EMBED_CHUNK):
+            chunk = missing[start:start + EMBED_CHUNK]
+            vectors = self.embedder.embed([texts[i] for i in chunk], kind="document")
+            truncated += getattr(self.embedder, "last_truncated", 0)
+            self.store.add(collection, [ids[i] for i in chunk], vectors)
+            progress(len(texts) - len(missing) + start + len(chunk), len(texts),
+                     "embedding tables")
+        self._collection, self._n, self._matrix = collection, len(texts), None
+        return IndexInfo(len(texts), time.perf_counter() - started, {
+            "collection": name, "store": self.store.description, "embedded": len(missing),
+            "cached": len(texts) - len(missing), "truncated": truncated,
+            "embedder": self.embedder.spec})
+
+    def _require(self) -> Any:
+        if self._collection is None:
+            raise NotIndexedError(self.spec)
+        return self._collection
+
+    def search(self, queries: Sequence[str], *, top_k: int) -> list[Hits]:
+        collection = self._require()
+        vectors = self.embedder.embed(list(queries), kind="query")
+        found = self.store.query(collection, vectors, top_k)
+        # Chroma's HNSW breaks exact ties arbitrarily; re-sort so ties go to the lower index
+        return [sorted(((int(i), s) for i, s in hits), key=lambda h: (-h[1], h[0]))
+                for hits in found]
+
+    def score_all(self, query: str) -> np.ndarray:
+        """Exact cosine of the query with every stored text (vectors are normalized)."""
+        collection = self._require()
+        if self._matrix is None:
+            self._matrix = self.store.vectors(collection, [str(i) for i in range(self._n)])
+        vector = self.embedder.embed([query], kind="query")[0]
+        return self._matrix @ vector
