@@ -52,9 +52,178 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_retrievers(args: argparse.Namespace) -> int:
+    from target_core.retrievers import RETRIEVERS
+
+    rows = [{"name": e.name, "description": e.description} for e in RETRIEVERS.values()]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(_format_rows(rows, ["name", "description"]))
+    return 0
+
+
+def _view(args: argparse.Namespace) -> Any:
+    from target_core.types import TableView
+
+    view = TableView.preset(args.view)
+    if args.no_title:
+        view = view.with_(title=False, section_title=False, table_id=False)
+    if args.rows is not None:
+        view = view.with_(rows=args.rows)
+    if args.format:
+        view = view.with_(format=args.format)
+    return view
+
+
+class _ProgressBar:
+    """A one-line progress bar on stderr (only when stderr is a terminal or forced)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.last = ("", -1)
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        if not self.enabled or total <= 0:
+            return
+        percent = int(100 * done / total)
+        if (what, percent) == self.last:
+            return
+        self.last = (what, percent)
+        bar = "#" * (percent // 4)
+        sys.stderr.write(f"\r{what:<18} [{bar:<25}] {done}/{total}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def run_summary(record: Any) -> dict[str, Any]:
+    """The `run --json` object (DESIGN.md's contract)."""
+    return {"run_id": record.run_id, "dataset": record.config.dataset, "task": record.task,
+            "retriever": record.config.retriever, "config": record.config.to_dict(),
+            "n_queries": record.n_queries, "metrics": record.metrics}
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from target_core.runner import run_retrieval
+    from target_core.types import RunConfig
+
+    settings = load_settings(args.workspace)
+    config = RunConfig(dataset=args.dataset, retriever=args.retriever, view=_view(args),
+                       top_k=args.top_k, limit=args.limit, seed=args.seed)
+    result = run_retrieval(config, settings=settings,
+                           progress=_ProgressBar(sys.stderr.isatty() or args.progress))
+    summary = run_summary(result.run)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    note = " (resumed)" if result.resumed else ""
+    print(f"run {result.run.run_id}{note}: {config.retriever} on {config.dataset}, "
+          f"{result.run.n_queries} queries, view {config.view.label}")
+    for name, value in result.run.metrics.items():
+        print(f"  {name:<20} {value:.4f}")
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from target_core.store import RunStore
+
+    store = RunStore.in_workspace(load_settings(args.workspace).workspace)
+    runs = store.list_runs(dataset=args.dataset)
+    if args.json:
+        print(json.dumps([run_summary(r) | {"status": r.status, "n_done": r.n_done}
+                          for r in runs], indent=2))
+        return 0
+    def metric(r: Any, name: str) -> str:
+        return f"{r.metrics[name]:.3f}" if name in r.metrics else ""
+
+    rows = [{"run_id": r.run_id, "dataset": r.config.dataset, "retriever": r.config.retriever,
+             "view": r.config.view.label, "k": r.config.top_k, "status": r.status,
+             "queries": f"{r.n_done}/{r.n_queries}",
+             "recall@k": metric(r, f"recall@{min(10, r.config.top_k)}"),
+             "mrr": metric(r, "mrr")} for r in runs]
+    print(_format_rows(rows, list(rows[0]) if rows else ["run_id"]) if rows else "no runs yet")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from target_core.store import RunStore
+
+    store = RunStore.in_workspace(load_settings(args.workspace).workspace)
+    record = store.get_run(args.run_id)
+    data = record.to_dict()
+    if args.queries:
+        data["queries"] = [{"query_id": r.query_id, "ms": r.ms, "metrics": r.metrics,
+                            "gold": [list(k) for k in r.gold],
+                            "gold_ranks": [[list(k), v] for k, v in r.gold_ranks.items()],
+                            "ranked": [[k[0], k[1], s] for k, s in r.ranked]}
+                           for r in store.iter_results(args.run_id)]
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    for key in ("run_id", "dataset", "task", "retriever", "status", "n_queries", "n_done"):
+        print(f"{key:<12} {data[key]}")
+    print(f"{'view':<12} {record.config.view.label} (top_k {record.config.top_k})")
+    for name, value in record.metrics.items():
+        print(f"  {name:<20} {value:.4f}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from target_core.export import export_run
+    from target_core.store import RunStore
+
+    store = RunStore.in_workspace(load_settings(args.workspace).workspace)
+    written = export_run(store, args.run_id, args.format, args.out)
+    if args.json:
+        print(json.dumps({"run_id": args.run_id, "format": args.format,
+                          "files": [str(p) for p in written]}))
+    else:
+        print("wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from target_core.runner import import_target_results
+
+    record = import_target_results(args.path, settings=load_settings(args.workspace),
+                                   dataset=args.dataset, label=args.label)
+    if args.json:
+        print(json.dumps(run_summary(record), indent=2))
+    else:
+        print(f"imported run {record.run_id}: {record.n_queries} queries on "
+              f"{record.config.dataset}")
+    return 0
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     "datasets": ("list datasets: name, task, tables, queries, databases", cmd_datasets),
+    "retrievers": ("list retriever names with a one-line description", cmd_retrievers),
+    "run": ("run a retriever on a dataset and store the results", cmd_run),
+    "runs": ("list runs with their headline metrics", cmd_runs),
+    "show": ("show one run: configuration and metrics (--queries: per query)", cmd_show),
+    "export": ("write a run as TARGET JSONL, a TREC run + qrels, or CSV", cmd_export),
+    "import": ("store TARGET's retrieval-results JSONL as a run", cmd_import),
 }
+
+
+def _run_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--dataset", required=True, help="dataset name or folder path")
+    command.add_argument("--retriever", required=True,
+                         help="bm25, tfidf, no-context, dense:minilm, dense:openai[/MODEL], "
+                              "hybrid[:EMBEDDER]")
+    command.add_argument("--top-k", type=int, default=10, help="tables retrieved per query")
+    command.add_argument("--view", default="default",
+                         help="table view preset (default, no-title, header-only, rows-100, "
+                              "target-ottqa, gtr-csv)")
+    command.add_argument("--no-title", action="store_true",
+                         help="drop the page title, section title and table id from the text")
+    command.add_argument("--rows", type=int, help="serialize the first N rows (0: header only)")
+    command.add_argument("--format", choices=["markdown", "csv", "json"])
+    command.add_argument("--limit", type=int, help="a seeded sample of N queries")
+    command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
+    command.add_argument("--progress", action="store_true",
+                         help="draw the progress bar even when stderr is not a terminal")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,6 +237,23 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "datasets":
             command.add_argument("--remote", action="store_true",
                                  help="also list TARGET's hub datasets (not downloaded)")
+        elif name == "run":
+            _run_arguments(command)
+        elif name == "runs":
+            command.add_argument("--dataset", help="only runs on this dataset")
+        elif name == "show":
+            command.add_argument("run_id")
+            command.add_argument("--queries", action="store_true",
+                                 help="include per-query results")
+        elif name == "export":
+            command.add_argument("run_id")
+            command.add_argument("--format", required=True, choices=["target", "trec", "csv"])
+            command.add_argument("--out", required=True, help="file to write")
+        elif name == "import":
+            command.add_argument("path", help="TARGET retrieval results (JSON Lines)")
+            command.add_argument("--dataset", help="dataset name or path (default: the "
+                                 "file's dataset_name)")
+            command.add_argument("--label", help="name of the imported retriever")
     return parser
 
 

@@ -57,3 +57,30 @@ def test_bad_number_setting_is_reported(tmp_path: Path) -> None:
     result = run_cli("datasets", env={"TARGET_HUB_TIMEOUT": "soon"})
     assert result.returncode == 2
     assert "TARGET_HUB_TIMEOUT" in result.stderr
+
+
+def test_run_json_contract_then_runs_show_export(tmp_path: Path) -> None:
+    result = run_cli("run", "--dataset", "demo-qa", "--retriever", "bm25", "--top-k", "10",
+                     "--limit", "30", "--json", "--workspace", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert set(summary) == {"run_id", "dataset", "task", "retriever", "config", "n_queries",
+                            "metrics"}
+    assert summary["n_queries"] == 30 and 0 <= summary["metrics"]["recall@10"] <= 1
+    listed = json.loads(run_cli("runs", "--json", "--workspace", str(tmp_path)).stdout)
+    assert [r["run_id"] for r in listed] == [summary["run_id"]]
+    shown = json.loads(run_cli("show", summary["run_id"], "--queries", "--json",
+                               "--workspace", str(tmp_path)).stdout)
+    assert len(shown["queries"]) == 30
+    out = tmp_path / "run.trec"
+    exported = run_cli("export", summary["run_id"], "--format", "trec", "--out", str(out),
+                       "--workspace", str(tmp_path))
+    assert exported.returncode == 0 and out.exists()
+
+
+def test_run_with_unknown_retriever_lists_valid_ones(tmp_path: Path) -> None:
+    result = run_cli("run", "--dataset", "demo-qa", "--retriever", "bm-25",
+                     "--workspace", str(tmp_path))
+    assert result.returncode == 2 and result.stdout == ""
+    assert "unknown retriever 'bm-25'; did you mean 'bm25'?" in result.stderr
+    assert "dense:minilm" in result.stderr

@@ -1,0 +1,74 @@
+"""The Embedder protocol and the errors embedders raise.
+
+Kept apart from the package's __init__ (the registry) so the implementations can
+import it without a cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from target_core.errors import TargetError
+from target_core.retrievers.base import Progress, no_progress
+
+Kind = Literal["query", "document"]
+KINDS: tuple[str, ...] = ("query", "document")
+
+
+class EmbeddingError(TargetError):
+    """An embedding service failed (timeout, refused request, malformed answer)."""
+
+
+class ModelFilesError(EmbeddingError):
+    """Local model files are missing, unreadable or not the expected weights."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit vectors. Rows of the result follow the input order."""
+
+    spec: str
+    """The name it was built from: "minilm" or "openai/text-embedding-3-small"."""
+
+    dimension: int
+    """Length of each vector (for OpenAI-compatible servers: known after the first call)."""
+
+    max_tokens: int
+    """The model's input limit; longer texts are truncated (counted in last_truncated)."""
+
+    last_truncated: int
+    """How many texts of the last `embed` call were truncated to max_tokens."""
+
+    def embed(self, texts: Sequence[str], *, kind: Kind,
+              progress: Progress = no_progress) -> np.ndarray:
+        """float32 array (len(texts), dimension) with L2-normalized rows.
+
+        `kind` says whether the texts are queries or documents (tables), for models that
+        embed the two differently; MiniLM and OpenAI's models do not.
+        """
+        ...
+
+    def fingerprint(self) -> str:
+        """Identifies model, weights and settings (e.g. for naming a Chroma collection):
+        two embedders with equal fingerprints give the same vectors. Characters are
+        limited to [A-Za-z0-9._-] and it never needs a network call."""
+        ...
+
+
+def check_texts(texts: Sequence[str], kind: str) -> list[str]:
+    """The texts as a list, after checking `kind` and that a bare string was not passed."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a sequence of texts, not a single string")
+    return list(texts)
+
+
+def normalize_rows(v: np.ndarray) -> np.ndarray:
+    """float32 rows divided by max(||row||, 1e-12), as torch.nn.functional.normalize."""
+    v = np.asarray(v, dtype=np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", v, v))
+    return v / np.maximum(norms, np.float32(1e-12))[:, None]

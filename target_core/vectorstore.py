@@ -1,0 +1,158 @@
+"""Chroma: a persistent client under the workspace by default, a `chroma run` server when
+TARGET_CHROMA_HOST is set, an in-memory client for tests.
+
+We always pass embeddings we computed (`embedding_function=None`): Chroma's default
+function would download a model. A collection's name is a fingerprint of (texts,
+embedder), so an identical configuration never embeds twice, across runs and restarts;
+documents are added in chunks, so an interrupted indexing keeps what it stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from target_core.config import Settings
+from target_core.errors import TargetError
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT = 10.0
+
+
+class VectorStoreError(TargetError):
+    """Chroma cannot be reached or refused an operation."""
+
+
+def collection_name(corpus_key: str, embedder_fingerprint: str) -> str:
+    """A valid Chroma name (3-512 chars of [a-zA-Z0-9._-]) identifying texts + embedder."""
+    digest = hashlib.sha256(f"{corpus_key}|{embedder_fingerprint}".encode()).hexdigest()
+    return f"target-{digest[:32]}"
+
+
+def _with_timeout(what: str, timeout: float, work: Any) -> Any:
+    """Run work() in a thread; raise VectorStoreError if it takes longer than `timeout`."""
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = work()
+        except Exception as exc:  # noqa: BLE001 - reported below with context
+            result["error"] = exc
+
+    worker = threading.Thread(target=target, name=f"chroma-{what}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise VectorStoreError(f"{what}: no answer within {timeout:g} s")
+    if "error" in result:
+        raise VectorStoreError(f"{what}: {result['error']}") from result["error"]
+    return result.get("value")
+
+
+class VectorStore:
+    """A Chroma client and the operations the dense retrievers need."""
+
+    def __init__(self, client: Any, description: str) -> None:
+        self.client = client
+        self.description = description
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> VectorStore:
+        from chromadb.config import Settings as ChromaSettings
+
+        chroma_settings = ChromaSettings(anonymized_telemetry=False)
+        if settings.chroma_host:
+            import chromadb
+
+            where = f"Chroma server at {settings.chroma_host}:{settings.chroma_port}"
+
+            def connect() -> Any:
+                client = chromadb.HttpClient(host=settings.chroma_host,
+                                             port=settings.chroma_port,
+                                             settings=chroma_settings)
+                client.heartbeat()
+                return client
+
+            try:
+                client = _with_timeout(f"connecting to the {where}", CONNECT_TIMEOUT, connect)
+            except VectorStoreError as exc:
+                raise VectorStoreError(f"{exc}. Start it with `chroma run --path DIR --port "
+                                       f"{settings.chroma_port}` or unset TARGET_CHROMA_HOST "
+                                       "to use the local store.") from None
+            return cls(client, where)
+        return cls.persistent(Path(settings.workspace) / "chroma")
+
+    @classmethod
+    def persistent(cls, path: Path) -> VectorStore:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        path.mkdir(parents=True, exist_ok=True)
+        client = chromadb.PersistentClient(path=str(path),
+                                           settings=ChromaSettings(anonymized_telemetry=False))
+        return cls(client, f"Chroma on disk at {path}")
+
+    @classmethod
+    def ephemeral(cls) -> VectorStore:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        client = chromadb.EphemeralClient(settings=ChromaSettings(anonymized_telemetry=False))
+        return cls(client, "Chroma in memory")
+
+    def collection(self, name: str, metadata: dict[str, Any]) -> Any:
+        """Get or create a cosine collection that never embeds by itself."""
+        try:
+            return self.client.get_or_create_collection(
+                name, embedding_function=None, metadata=metadata,
+                configuration={"hnsw": {"space": "cosine"}})
+        except Exception as exc:
+            raise VectorStoreError(f"{self.description}: cannot open collection {name}: "
+                                   f"{exc}") from exc
+
+    def stored_ids(self, collection: Any) -> set[str]:
+        """Ids already in the collection (paged, so large collections stay cheap)."""
+        ids: set[str] = set()
+        page = 10_000
+        offset = 0
+        while True:
+            got = collection.get(include=[], limit=page, offset=offset)["ids"]
+            ids.update(got)
+            if len(got) < page:
+                return ids
+            offset += page
+
+    def max_batch(self) -> int:
+        try:
+            return int(self.client.get_max_batch_size())
+        except Exception:  # noqa: BLE001 - older servers do not say; 1,000 is always fine
+            return 1000
+
+    def add(self, collection: Any, ids: Sequence[str], vectors: np.ndarray) -> None:
+        step = self.max_batch()
+        for start in range(0, len(ids), step):
+            collection.add(ids=list(ids[start:start + step]),
+                           embeddings=vectors[start:start + step])
+
+    def query(self, collection: Any, vectors: np.ndarray, top_k: int
+              ) -> list[list[tuple[str, float]]]:
+        """Nearest ids with cosine similarity (1 - Chroma's cosine distance), best first."""
+        n = min(top_k, collection.count())
+        if n == 0:
+            return [[] for _ in range(len(vectors))]
+        found = collection.query(query_embeddings=vectors, n_results=n, include=["distances"])
+        return [[(i, 1.0 - float(d)) for i, d in zip(ids, dists, strict=True)]
+                for ids, dists in zip(found["ids"], found["distances"], strict=True)]
+
+    def vectors(self, collection: Any, ids: Sequence[str]) -> np.ndarray:
+        """The stored vectors for `ids`, in that order (for exact scores of every text)."""
+        got = collection.get(ids=list(ids), include=["embeddings"])
+        by_id = dict(zip(got["ids"], got["embeddings"], strict=True))
+        return np.asarray([by_id[i] for i in ids], dtype=np.float32)

@@ -1,0 +1,132 @@
+"""The run engine end to end on demo data: metrics, views that change results, seeded
+samples, gold ranks beyond k, and a run killed with SIGKILL that resumes exactly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from target_core.config import load_settings
+from target_core.errors import UnknownNameError
+from target_core.metrics.retrieval import default_ks
+from target_core.runner import run_retrieval, select_queries
+from target_core.store import RunStore
+from target_core.types import RunConfig, TableView
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def settings(tmp_path: Path):
+    return load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws")})
+
+
+def test_metric_cutoffs() -> None:
+    assert default_ks(10) == (1, 3, 5, 10)
+    assert default_ks(4) == (1, 3, 4)
+    assert default_ks(20) == (1, 3, 5, 10, 20)
+
+
+def test_bm25_run_on_demo_qa(settings) -> None:
+    result = run_retrieval(RunConfig("demo-qa", "bm25", top_k=10), settings=settings)
+    run = result.run
+    assert run.status == "complete" and run.n_done == run.n_queries == 260
+    m = run.metrics
+    for name in ("recall@1", "recall@10", "recall_micro@10", "hit@10", "mrr", "ndcg@10",
+                 "retrieval_ms_mean", "retrieval_ms_p50", "retrieval_ms_p95"):
+        assert name in m
+    assert 0 < m["recall@1"] <= m["recall@5"] <= m["recall@10"] <= 1
+    assert "db_hit@1" not in m
+    assert run.text_fingerprint and run.text_example.startswith("Title: ")
+    assert run.index_info["n_texts"] == 440
+
+
+def test_views_change_the_numbers(settings) -> None:
+    full = run_retrieval(RunConfig("demo-qa", "bm25"), settings=settings).run.metrics
+    no_title = run_retrieval(RunConfig("demo-qa", "bm25", TableView(title=False,
+                             section_title=False)), settings=settings).run.metrics
+    header = run_retrieval(RunConfig("demo-qa", "bm25", TableView(rows=0)),
+                           settings=settings).run.metrics
+    assert full["recall@10"] != no_title["recall@10"]
+    assert full["recall@10"] != header["recall@10"]
+
+
+def test_sql_runs_report_db_hit(settings) -> None:
+    metrics = run_retrieval(RunConfig("demo-sql", "tfidf", top_k=5), settings=settings
+                            ).run.metrics
+    assert 0 < metrics["db_hit@1"] <= 1 and "recall@5" in metrics
+
+
+def test_gold_rank_beyond_k_is_recorded(settings) -> None:
+    run = run_retrieval(RunConfig("demo-qa", "bm25", top_k=1, limit=60), settings=settings).run
+    store = RunStore.in_workspace(settings.workspace)
+    ranks = [rank for r in store.iter_results(run.run_id) for rank in r.gold_ranks.values()]
+    assert any(rank is not None and rank > 1 for rank in ranks)
+    assert all(rank is None or rank >= 1 for rank in ranks)
+
+
+def test_limit_is_a_seeded_sample_in_dataset_order(settings) -> None:
+    from target_core.datasets import load_dataset
+
+    dataset = load_dataset("demo-qa", settings)
+    a = [q.query_id for q in select_queries(dataset, 20, seed=1)]
+    assert a == [q.query_id for q in select_queries(dataset, 20, seed=1)]
+    assert a != [q.query_id for q in select_queries(dataset, 20, seed=2)]
+    order = [q.query_id for q in dataset.queries]
+    assert a == sorted(a, key=order.index)
+    assert len(select_queries(dataset, 10_000, seed=0)) == len(dataset.queries)
+
+
+def test_unknown_names_fail_before_any_work(settings) -> None:
+    with pytest.raises(UnknownNameError, match="did you mean 'bm25'"):
+        run_retrieval(RunConfig("demo-qa", "bm52"), settings=settings)
+    with pytest.raises(UnknownNameError, match="demo-qa"):
+        run_retrieval(RunConfig("demo-qaa", "bm25"), settings=settings)
+    assert not (settings.workspace / "runs.sqlite").exists()
+
+
+KILLER = textwrap.dedent("""
+    import os, signal, sys
+    from target_core.config import load_settings
+    from target_core.runner import run_retrieval
+    from target_core.types import RunConfig
+
+    def progress(done, total, what):
+        if what == "retrieving" and done == int(sys.argv[2]):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    run_retrieval(RunConfig("demo-qa", "bm25", top_k=10),
+                  settings=load_settings(sys.argv[1]), progress=progress, batch_size=32)
+""")
+
+
+def test_sigkill_mid_run_resumes_with_nothing_lost_or_duplicated(tmp_path: Path) -> None:
+    workspace = tmp_path / "killed"
+    script = tmp_path / "killer.py"
+    script.write_text(KILLER)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.run([sys.executable, str(script), str(workspace), "70"], env=env,
+                             cwd=ROOT, capture_output=True, timeout=120)
+    assert process.returncode == -9, process.stderr.decode()[-2000:]
+
+    settings = load_settings(workspace)
+    store = RunStore.in_workspace(workspace)
+    (partial,) = store.list_runs()
+    assert partial.status == "running" and partial.n_done == 64  # two batches of 32 saved
+
+    resumed = run_retrieval(RunConfig("demo-qa", "bm25", top_k=10), settings=settings)
+    assert resumed.resumed and resumed.run.run_id == partial.run_id
+    assert resumed.n_new == 260 - 64
+    assert store.integrity_check() == "ok"
+    ids = [r.query_id for r in store.iter_results(partial.run_id)]
+    assert len(ids) == len(set(ids)) == 260
+
+    clean = run_retrieval(RunConfig("demo-qa", "bm25", top_k=10),
+                          settings=load_settings(tmp_path / "clean")).run.metrics
+    quality = {k: v for k, v in clean.items() if not k.startswith("retrieval_ms")}
+    assert {k: resumed.run.metrics[k] for k in quality} == quality
