@@ -10,8 +10,13 @@ st.set_page_config(page_title="TARGET Explorer", page_icon=":material/target:", 
 PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home",
             default=True),
+    st.Page("pages/overview.py", title="Overview", icon=":material/leaderboard:",
+            url_path="overview"),
     st.Page("pages/datasets.py", title="Datasets", icon=":material/dataset:",
             url_path="datasets"),
+    st.Page("pages/run.py", title="Run", icon=":material/play_arrow:", url_path="run"),
+    st.Page("pages/query.py", title="Query", icon=":material/manage_search:",
+            url_path="query"),
 ]
 
 navigation = st.navigation(PAGES)

@@ -13,6 +13,7 @@ from target_core.config import Settings, load_settings
 from target_core.datasets import DatasetInfo, discover, list_datasets, load_dataset
 from target_core.errors import TargetError
 from target_core.explore import DatasetSummary, summarize
+from target_core.store import RunStore
 from target_core.types import VIEW_PRESETS, Dataset, TableView
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
@@ -30,18 +31,29 @@ def frame() -> None:
     first request deep-links into a freshly started server: the page file then runs
     without app.py (no navigation, no shared sidebar) until some session calls
     st.navigation. Switching the flag off and rerunning routes through app.py; pages
-    hash by url_path in both modes, so the rerun lands on the same page.
+    hash by url_path in both modes, so the rerun lands on the same page. That can only
+    happen on a session's first run, before any widget was used, so the rerun loses
+    nothing; rerouting at most once per session keeps it that way (AppTest resets the
+    flag before every run, and a second rerun would swallow a button click).
     """
     from streamlit.runtime.pages_manager import PagesManager
 
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
-        st.rerun()
+        if not st.session_state.get("_target_rerouted"):
+            st.session_state["_target_rerouted"] = True
+            st.rerun()
 
 
 @st.cache_resource(show_spinner=False)
 def settings() -> Settings:
     return load_settings()
+
+
+def store() -> RunStore:
+    """The workspace's run store (a new connection per script run: sqlite connections
+    must not cross Streamlit's threads)."""
+    return RunStore.in_workspace(settings().workspace)
 
 
 def _dataset_names() -> list[str]:
@@ -78,13 +90,18 @@ def _load(name: str, workspace: str) -> Dataset:
     return load_dataset(name, settings())
 
 
+def load_by_name(name: str) -> Dataset:
+    """Load a dataset (cached); raises TargetError."""
+    return _load(name, str(settings().workspace))
+
+
 def dataset_or_stop(name: str | None) -> Dataset:
     """Load the dataset, or show the error and stop the page."""
     if name is None:
         st.info("Pick a dataset in the sidebar.")
         st.stop()
     try:
-        return _load(name, str(settings().workspace))
+        return load_by_name(name)
     except TargetError as exc:
         st.error(f"Cannot load dataset '{name}': {exc}")
         st.stop()

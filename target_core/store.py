@@ -246,6 +246,12 @@ class RunStore:
         with self.db.atomic():
             self.db["query_results"].insert_all(rows, replace=True)
 
+    def query_metrics(self, run_id: str) -> list[tuple[str, dict[str, float]]]:
+        """(query_id, per-query metrics) in query order, without the ranked lists."""
+        return [(r["query_id"], json.loads(r["metrics"])) for r in self.db.query(
+            "SELECT query_id, metrics FROM query_results WHERE run_id = ? ORDER BY position",
+            [run_id])]
+
     def iter_results(self, run_id: str) -> Iterator[QueryResult]:
         """The run's query results in query order."""
         for row in self.db.query("SELECT * FROM query_results WHERE run_id = ? "

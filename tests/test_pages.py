@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,56 @@ def test_view_toggle_changes_token_counts(app) -> None:
     at.selectbox(key="datasets-preset").set_value("header-only").run()
     assert not at.exception
     assert _metric(at, "Median tokens") != before
+
+
+@pytest.fixture
+def app_with_runs(app, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    from target_core.config import load_settings
+    from target_core.runner import run_retrieval
+    from target_core.types import RunConfig
+
+    settings = load_settings(tmp_path / "ws")
+    runs = [run_retrieval(RunConfig("demo-qa", spec, limit=40), settings=settings).run
+            for spec in ("bm25", "tfidf")]
+    return app, runs
+
+
+def test_overview_shows_leaderboard_and_curves(app_with_runs) -> None:
+    app, _ = app_with_runs
+    at = app(page="pages/overview.py")
+    assert at.title[0].value == "Overview"
+    board = at.dataframe[0].value
+    assert ("demo-qa", "R@10") in board.columns and len(board) == 2
+    assert not at.error
+
+
+def test_overview_without_runs_says_what_to_do(app) -> None:
+    at = app(page="pages/overview.py")
+    assert "No complete runs yet" in at.info[0].value
+
+
+def test_query_page_deep_link(app_with_runs) -> None:
+    app, runs = app_with_runs
+    from target_core.store import RunStore
+
+    store = RunStore.in_workspace(Path(os.environ["TARGET_WORKSPACE"]))
+    second = store.query_metrics(runs[0].run_id)[1][0]
+    at = app(page="pages/query.py", run=runs[0].run_id, query=second)
+    assert at.title[0].value == "Query " + second.replace("-", "\\-")
+    assert at.sidebar.selectbox[0].value == runs[0].run_id
+    frames = [d.value for d in at.dataframe]
+    assert list(frames[0].columns) == ["table", "where", "found", "title"]
+    assert "score" in frames[1].columns
+    assert not at.error
+
+
+def test_run_page_launches_a_run(app, tmp_path: Path) -> None:
+    at = app(page="pages/run.py", dataset="handmade-qa")
+    at.multiselect(key="run-specs").set_value(["bm25"])
+    at.button[0].click().run()
+    assert not at.exception and not at.error, at.error
+    assert "1 run(s) stored" in at.success[0].value
+    from target_core.store import RunStore
+
+    (run,) = RunStore.in_workspace(tmp_path / "ws").list_runs()
+    assert run.status == "complete" and run.config.dataset == "handmade-qa"

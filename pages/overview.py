@@ -1,0 +1,57 @@
+"""Overview: the leaderboard in the layout of TARGET's Table 2 and recall@k curves as in
+its Figure 2, over the stored runs; filter by dataset and task."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages import _shared as ui
+from target_core.leaderboard import (
+    PAPER_CUTOFF,
+    display_table,
+    latest_complete,
+    leaderboard,
+    recall_curves,
+)
+from target_core.plots import recall_at_k_curves
+
+ui.frame()
+st.title("Overview")
+store = ui.store()
+runs = [r for r in store.list_runs() if r.status == "complete"]
+if not runs:
+    st.info("No complete runs yet. Launch some on the Run page, or with "
+            "`python -m target_core run --dataset demo-qa --retriever bm25`.")
+    st.page_link("pages/run.py", label="Go to Run", icon=":material/play_arrow:")
+    st.stop()
+
+cols = st.columns(2)
+datasets = sorted({r.config.dataset for r in runs})
+tasks = sorted({r.task for r in runs})
+chosen_tasks = cols[1].multiselect("Tasks", tasks, default=tasks, key="overview-tasks")
+in_task = sorted({r.config.dataset for r in runs if r.task in chosen_tasks})
+chosen = cols[0].multiselect("Datasets", in_task, default=in_task, key="overview-datasets")
+selected = [r for r in runs if r.config.dataset in chosen and r.task in chosen_tasks]
+
+board = leaderboard(selected)
+st.subheader("Leaderboard")
+st.caption("Rows: retriever and table view. R@10 for QA and fact verification, R@1 for "
+           "text-to-SQL (TARGET's Table 2); ms = mean retrieval time per query. "
+           "Best of each column in bold. The newest complete run of each configuration "
+           "counts.")
+if board.table.empty:
+    st.info("No runs match the filters.")
+else:
+    styled = display_table(board).style.apply(
+        lambda column: ["font-weight: 700" if b else "" for b in board.best[column.name]])
+    st.dataframe(styled, width="stretch")
+
+st.subheader("Recall@k")
+if chosen:
+    name = st.selectbox("Dataset", chosen, key="overview-curve-dataset")
+    latest = [r for r in latest_complete(selected) if r.config.dataset == name]
+    curves = recall_curves(store, latest)
+    st.plotly_chart(recall_at_k_curves(curves), width="stretch")
+    task = latest[0].task if latest else "qa"
+    st.caption(f"Macro recall@k for k = 1…top-k of each run (TARGET's Figure 2); the paper "
+               f"reports this dataset's task at k = {PAPER_CUTOFF.get(task, 10)}.")

@@ -1,0 +1,98 @@
+"""Query: one query of one run: the ranked tables with scores and the gold marked, the
+gold's rank even beyond k, a table preview with the query's words highlighted, and links
+to the neighbouring failed queries. ?run=RUN_ID&query=QUERY_ID&table=DB/TABLE reopens it."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from pages import _shared as ui
+from target_core.drilldown import highlighted_table, matched_terms, outcome_view, query_terms
+from target_core.errors import TargetError
+from target_core.explore import parse_table_ref
+
+ui.frame()
+store = ui.store()
+runs = [r for r in store.list_runs() if r.n_done]
+if not runs:
+    st.title("Query")
+    st.info("No runs yet. Launch one on the Run page.")
+    st.stop()
+
+labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.retriever} · "
+          f"{r.config.view.label} · k={r.config.top_k}" for r in runs}
+wanted = st.query_params.get("run")
+ids = list(labels)
+run_id = st.sidebar.selectbox("Run", ids, index=ids.index(wanted) if wanted in ids else 0,
+                              format_func=labels.get, key=f"query-run-{wanted}")
+st.query_params["run"] = run_id
+run = store.get_run(run_id)
+try:
+    dataset = ui.load_by_name(run.config.dataset)
+except TargetError as exc:
+    st.error(f"The run's dataset cannot be loaded: {exc}")
+    st.stop()
+
+failed_only = st.sidebar.toggle("Failed queries only", key="query-failed-only")
+metrics = store.query_metrics(run_id)
+hit_name = f"hit@{run.config.top_k}"
+choices = [q for q, m in metrics if not failed_only or m.get(hit_name, 0) == 0]
+if not choices:
+    st.title("Query")
+    st.success("No failed queries in this run.")
+    st.stop()
+wanted_query = st.query_params.get("query")
+query_id = st.sidebar.selectbox(
+    "Query", choices, index=choices.index(wanted_query) if wanted_query in choices else 0,
+    key=f"query-id-{run_id}-{failed_only}-{wanted_query}",
+    format_func=lambda q: q + ("" if dict(metrics)[q].get(hit_name, 0) else "  ✗"))
+st.query_params["query"] = query_id
+
+view = outcome_view(store, dataset, run_id, query_id)
+q = view.query
+st.title(f"Query {ui.plain(q.query_id)}")
+st.markdown(f"**{ui.plain(q.query)}**")
+status = "found within k" if view.hit else "missed: no gold table within k"
+st.caption(f"{ui.plain(run.config.retriever)} · view {ui.plain(run.config.view.label)} · "
+           f"k = {run.config.top_k} · {status} · {view.result.ms:.2f} ms")
+if q.sql:
+    st.code(q.sql, language="sql")
+else:
+    st.markdown(f"**Reference answer:** {ui.plain(q.answer)}")
+
+
+def link(query_id: str | None, label: str) -> str:
+    if query_id is None:
+        return f"{label}: none"
+    return f"[{label}](query?{urlencode({'run': run_id, 'query': query_id})})"
+
+
+st.markdown(f"{link(view.previous_failed, '← previous failed')} · "
+            f"{link(view.next_failed, 'next failed →')} · {view.n_failed} failed in this run")
+
+st.subheader("Gold")
+st.dataframe(view.gold[["table", "where", "found", "title"]], hide_index=True,
+             width="stretch", column_config={
+                 "found": st.column_config.CheckboxColumn("in top k"),
+                 "where": st.column_config.TextColumn("rank")})
+st.subheader("Retrieved")
+st.dataframe(view.ranked, hide_index=True, width="stretch", column_config={
+    "gold": st.column_config.CheckboxColumn("gold"),
+    "score": st.column_config.NumberColumn(format="%.4f")})
+
+options = list(dict.fromkeys(list(view.gold["table"]) + list(view.ranked["table"])))
+wanted_table = st.query_params.get("table")
+ref = st.selectbox("Preview a table", options, key=f"query-table-{run_id}-{query_id}",
+                   index=options.index(wanted_table) if wanted_table in options else 0,
+                   format_func=lambda t: ("★ " if t in set(view.gold["table"]) else "") + t)
+st.query_params["table"] = ref
+table = dataset.table(parse_table_ref(ref))
+terms = query_terms(q.query)
+found, missing = matched_terms(table, terms)
+st.markdown(f"**{ui.plain(table.title or ref)}** · {ui.plain(table.section_title)}")
+st.caption("Query words in this table: " + (", ".join(found) or "none") +
+           " · not in it: " + (", ".join(missing) or "none") +
+           ". Shaded cells and ◆ columns contain a query word.")
+st.dataframe(highlighted_table(table, terms), width="stretch", hide_index=True)

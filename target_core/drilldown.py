@@ -1,0 +1,124 @@
+"""One query of one run, for the Query page: what was retrieved, where the gold went,
+and which words of the query a table contains.
+
+Highlighting works on tokens (target_core.textproc), the same notion of a word that the
+lexical retrievers use, and is returned as cell styles, never as HTML with content in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from target_core.explore import table_frame, table_ref
+from target_core.serialize import cell_text
+from target_core.store import QueryResult, RunRecord, RunStore
+from target_core.textproc import tokenize
+from target_core.types import Dataset, Query, Table
+
+
+@dataclass(frozen=True)
+class QueryOutcomeView:
+    """Everything the Query page shows for one query of one run."""
+
+    run: RunRecord
+    query: Query
+    result: QueryResult
+    ranked: pd.DataFrame
+    gold: pd.DataFrame
+    hit: bool
+    previous_failed: str | None
+    next_failed: str | None
+    n_failed: int
+
+
+def query_terms(text: str) -> set[str]:
+    return set(tokenize(text))
+
+
+def ranked_frame(dataset: Dataset, result: QueryResult) -> pd.DataFrame:
+    gold = set(result.gold)
+    rows = []
+    for rank, (key, score) in enumerate(result.ranked, start=1):
+        table = dataset.table_index.get(key)
+        rows.append({"rank": rank, "gold": key in gold, "table": table_ref(key),
+                     "title": table.title if table else "(not in the dataset)",
+                     "section": table.section_title if table else "", "score": score})
+    return pd.DataFrame(rows, columns=["rank", "gold", "table", "title", "section", "score"])
+
+
+def gold_frame(dataset: Dataset, result: QueryResult, top_k: int) -> pd.DataFrame:
+    rows = []
+    for key in result.gold:
+        rank = result.gold_ranks.get(key)
+        table = dataset.table_index.get(key)
+        where = ("not ranked (no match)" if rank is None else
+                 f"rank {rank}" + ("" if rank <= top_k else f" (beyond k = {top_k})"))
+        rows.append({"table": table_ref(key), "title": table.title if table else "",
+                     "rank": rank, "found": rank is not None and rank <= top_k, "where": where})
+    return pd.DataFrame(rows, columns=["table", "title", "rank", "found", "where"])
+
+
+def _failed(metrics: dict[str, float], top_k: int) -> bool:
+    return metrics.get(f"hit@{top_k}", 0.0) == 0.0
+
+
+def failed_query_ids(store: RunStore, run: RunRecord) -> list[str]:
+    """Queries whose gold was not retrieved within the run's k, in query order."""
+    return [query_id for query_id, metrics in store.query_metrics(run.run_id)
+            if _failed(metrics, run.config.top_k)]
+
+
+def outcome_view(store: RunStore, dataset: Dataset, run_id: str, query_id: str
+                 ) -> QueryOutcomeView:
+    run = store.get_run(run_id)
+    result = store.get_result(run_id, query_id)
+    query = dataset.query(query_id)
+    summary = store.query_metrics(run_id)
+    here = next(i for i, (q, _) in enumerate(summary) if q == query_id)
+    failed = [(i, q) for i, (q, m) in enumerate(summary) if _failed(m, run.config.top_k)]
+    before = [q for i, q in failed if i < here]
+    after = [q for i, q in failed if i > here]
+    return QueryOutcomeView(
+        run=run, query=query, result=result, ranked=ranked_frame(dataset, result),
+        gold=gold_frame(dataset, result, run.config.top_k),
+        hit=not _failed(result.metrics, run.config.top_k),
+        previous_failed=before[-1] if before else None,
+        next_failed=after[0] if after else None, n_failed=len(failed))
+
+
+def term_cells(table: Table, terms: set[str], limit: int | None = None
+               ) -> tuple[set[int], set[tuple[int, int]]]:
+    """Header columns and (row, column) cells whose text contains a query term."""
+    header = {i for i, name in enumerate(table.header) if terms & set(tokenize(name))}
+    rows = table.rows if limit is None else table.rows[:limit]
+    cells = {(r, c) for r, row in enumerate(rows) for c, value in enumerate(row)
+             if terms & set(tokenize(cell_text(value)))}
+    return header, cells
+
+
+def highlighted_table(table: Table, terms: set[str], limit: int = 200) -> Any:
+    """The table (first `limit` rows) as a Styler with query-term cells shaded; matching
+    column names are marked with a leading '◆' (text, not markup)."""
+    frame = table_frame(table, limit)
+    header, cells = term_cells(table, terms, limit)
+    frame.columns = [f"◆ {name}" if i in header else name for i, name in enumerate(frame.columns)]
+    shade = "background-color: #bfdbfe"
+
+    def style(data: pd.DataFrame) -> pd.DataFrame:
+        styles = pd.DataFrame("", index=data.index, columns=data.columns)
+        for row, column in cells:
+            styles.iat[row, column] = shade
+        return styles
+
+    return frame.style.apply(style, axis=None)
+
+
+def matched_terms(table: Table, terms: set[str]) -> tuple[list[str], list[str]]:
+    """(terms found in the title/section/header/cells, terms found nowhere), sorted."""
+    text = " ".join([table.title, table.section_title, table.table_id, *table.header,
+                     *(cell_text(v) for row in table.rows for v in row)])
+    present = terms & set(tokenize(text))
+    return sorted(present), sorted(terms - present)

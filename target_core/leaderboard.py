@@ -1,0 +1,109 @@
+"""The Overview's numbers: a leaderboard in the layout of TARGET's Table 2 and recall@k
+curves as in its Figure 2, from the runs in the store.
+
+Table 2: one row per retriever and variant (its table view), one column group per
+dataset with recall at the task's cutoff (R@10 for QA and fact verification, R@1 for
+text-to-SQL, as the paper reports) and the mean retrieval time per query (in
+milliseconds: the paper's seconds round most lexical retrievers to 0.001). When a
+configuration was run more than once, the newest complete run counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from target_core.metrics.retrieval import QueryOutcome, recall_curve
+from target_core.store import RunRecord, RunStore
+
+PAPER_CUTOFF = {"qa": 10, "fact": 10, "retrieval": 10, "sql": 1}
+"""The recall cutoff TARGET's Table 2 reports for each task."""
+
+
+def run_label(run: RunRecord) -> tuple[str, str]:
+    """(retriever, variant): the row of a run in the leaderboard."""
+    return run.config.retriever, run.config.view.label
+
+
+def latest_complete(runs: Sequence[RunRecord]) -> list[RunRecord]:
+    """The newest complete run of each (dataset, retriever, view, top_k)."""
+    chosen: dict[tuple[str, str, str, int], RunRecord] = {}
+    for run in runs:
+        if run.status != "complete":
+            continue
+        key = (run.config.dataset, run.config.retriever, run.config.view.key, run.config.top_k)
+        if key not in chosen or run.created_at > chosen[key].created_at:
+            chosen[key] = run
+    return sorted(chosen.values(), key=lambda r: (r.config.dataset, *run_label(r)))
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    table: pd.DataFrame
+    """Index (retriever, variant); columns MultiIndex (dataset, metric)."""
+    best: pd.DataFrame
+    """Same shape: True where the cell is the best of its column."""
+    runs: dict[tuple[str, str, str], str]
+    """(dataset, retriever, variant) -> run_id, for links."""
+
+
+def _recall_name(run: RunRecord) -> str:
+    cutoff = min(PAPER_CUTOFF.get(run.task, 10), run.config.top_k)
+    return f"R@{cutoff}"
+
+
+def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
+    """Table 2 from the newest complete run of each configuration."""
+    cells: dict[tuple[str, str], dict[tuple[str, str], float]] = {}
+    links: dict[tuple[str, str, str], str] = {}
+    for run in latest_complete(runs):
+        name = _recall_name(run)
+        recall = run.metrics.get(f"recall@{name[2:]}")
+        row = cells.setdefault(run_label(run), {})
+        if recall is not None:
+            row[(run.config.dataset, name)] = recall
+        if "retrieval_ms_mean" in run.metrics:
+            row[(run.config.dataset, "ms")] = run.metrics["retrieval_ms_mean"]
+        links[(run.config.dataset, *run_label(run))] = run.run_id
+    if not cells:
+        empty = pd.DataFrame()
+        return Leaderboard(empty, empty, links)
+    table = pd.DataFrame.from_dict(cells, orient="index")
+    table.index = pd.MultiIndex.from_tuples(table.index, names=["retriever", "variant"])
+    table.columns = pd.MultiIndex.from_tuples(table.columns, names=["dataset", "metric"])
+    table = table.sort_index(axis=1, level=0, sort_remaining=False)
+    best = pd.DataFrame(False, index=table.index, columns=table.columns)
+    for column in table.columns:
+        values = table[column]
+        if values.notna().any():
+            target = values.min() if column[1] == "ms" else values.max()
+            best[column] = values == target
+    return Leaderboard(table, best, links)
+
+
+def display_table(board: Leaderboard) -> pd.DataFrame:
+    """The leaderboard as text: recall with 3 decimals, ms with 2, '–' where not run."""
+    def fmt(column: pd.Series) -> pd.Series:
+        digits = 2 if column.name[1] == "ms" else 3
+        return column.map(lambda v: "–" if pd.isna(v) else f"{v:.{digits}f}")
+
+    return board.table.apply(fmt)
+
+
+def recall_curves(store: RunStore, runs: Sequence[RunRecord], max_k: int | None = None
+                  ) -> pd.DataFrame:
+    """Long frame (run_id, label, k, recall) with macro recall@k for k = 1..max_k."""
+    rows = []
+    for run in runs:
+        k_max = min(max_k or run.config.top_k, run.config.top_k)
+        outcomes = [QueryOutcome(query_id=r.query_id, retrieved=[k for k, _ in r.ranked],
+                                 gold=tuple(r.gold), gold_database=r.gold[0][0])
+                    for r in store.iter_results(run.run_id)]
+        if not outcomes:
+            continue
+        label = f"{run.config.retriever} · {run.config.view.label}"
+        for k, value in enumerate(recall_curve(outcomes, k_max), start=1):
+            rows.append({"run_id": run.run_id, "label": label, "k": k, "recall": value})
+    return pd.DataFrame(rows, columns=["run_id", "label", "k", "recall"])

@@ -1,0 +1,89 @@
+"""Leaderboard (Table 2 layout), recall curves, and the Query page's drill-down logic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from target_core.config import load_settings
+from target_core.datasets import load_dataset
+from target_core.drilldown import (
+    failed_query_ids,
+    matched_terms,
+    outcome_view,
+    query_terms,
+    term_cells,
+)
+from target_core.leaderboard import display_table, latest_complete, leaderboard, recall_curves
+from target_core.runner import run_retrieval
+from target_core.store import RunStore
+from target_core.types import RunConfig, Table, TableView
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("ws")
+    settings = load_settings(path)
+    for config in (RunConfig("demo-qa", "bm25", limit=60),
+                   RunConfig("demo-qa", "bm25", TableView(title=False, section_title=False),
+                             limit=60),
+                   RunConfig("demo-qa", "tfidf", limit=60),
+                   RunConfig("demo-sql", "bm25", top_k=5, limit=40)):
+        run_retrieval(config, settings=settings)
+    run_retrieval(RunConfig("demo-qa", "bm25", limit=60), settings=settings)  # a rerun
+    return path
+
+
+def test_leaderboard_layout_and_best(workspace: Path) -> None:
+    store = RunStore.in_workspace(workspace)
+    runs = store.list_runs()
+    assert len(latest_complete(runs)) == 4  # the rerun replaces the first bm25 run
+    board = leaderboard(runs)
+    assert list(board.table.index) == [("bm25", "default"), ("bm25", "no-title"),
+                                       ("tfidf", "default")]
+    assert list(board.table.columns) == [("demo-qa", "R@10"), ("demo-qa", "ms"),
+                                         ("demo-sql", "R@1"), ("demo-sql", "ms")]
+    recall = board.table[("demo-qa", "R@10")]
+    assert board.best[("demo-qa", "R@10")].tolist() == (recall == recall.max()).tolist()
+    assert recall[("bm25", "default")] > recall[("bm25", "no-title")]
+    shown = display_table(board)
+    assert shown.loc[("tfidf", "default"), ("demo-sql", "R@1")] == "–"
+    assert len(board.runs) == 4
+
+
+def test_recall_curves_are_monotone_and_end_at_recall_at_k(workspace: Path) -> None:
+    store = RunStore.in_workspace(workspace)
+    runs = [r for r in latest_complete(store.list_runs()) if r.config.dataset == "demo-qa"]
+    curves = recall_curves(store, runs)
+    for run in runs:
+        part = curves[curves["run_id"] == run.run_id]
+        assert list(part["k"]) == list(range(1, 11))
+        assert part["recall"].is_monotonic_increasing
+        assert part["recall"].iloc[-1] == pytest.approx(run.metrics["recall@10"])
+
+
+def test_outcome_view_and_failed_neighbours(workspace: Path) -> None:
+    store = RunStore.in_workspace(workspace)
+    run = next(r for r in store.list_runs() if r.config.view.label == "no-title")
+    dataset = load_dataset("demo-qa", load_settings(workspace))
+    failed = failed_query_ids(store, run)
+    assert len(failed) >= 3
+    middle = failed[1]
+    view = outcome_view(store, dataset, run.run_id, middle)
+    assert not view.hit and view.previous_failed == failed[0]
+    assert view.next_failed == failed[2] and view.n_failed == len(failed)
+    assert list(view.ranked["rank"]) == list(range(1, len(view.ranked) + 1))
+    assert not view.ranked["gold"].any()
+    assert len(view.gold) == len(view.query.gold)
+    assert all(w.startswith(("rank", "not ranked")) for w in view.gold["where"])
+
+
+def test_term_matching_uses_retriever_tokens() -> None:
+    table = Table("d", "Lakes_0", ("Lake", "Depth (m)"), (("Vessa", 48), ("Orin Lake", None)),
+                  {"title": "Lakes of Norland"})
+    terms = query_terms("How deep is the Orin lake?")
+    assert terms == {"deep", "orin", "lake"}
+    header, cells = term_cells(table, terms)
+    assert header == {0} and cells == {(1, 0)}
+    assert matched_terms(table, terms) == (["lake", "orin"], ["deep"])
