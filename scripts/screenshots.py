@@ -91,9 +91,14 @@ def visit(page: Any, url: str, settle_ms: int = 800) -> None:
     (see pages/_shared.py, frame()) right after its first run finishes.
     """
     page.goto(url)
+    settle(page, settle_ms)
+
+
+def settle(page: Any, settle_ms: int = 800) -> None:
+    """Wait until the script run triggered by the last action has finished drawing."""
     for _ in range(2):
         page.wait_for_timeout(settle_ms)
-        page.wait_for_function(_SETTLED, timeout=60_000)
+        page.wait_for_function(_SETTLED, timeout=120_000)
 
 
 def file_name(target: str) -> str:

@@ -53,3 +53,22 @@ def test_deep_links_and_every_demo_dataset(tmp_path: Path) -> None:
                 assert heading == target.split("dataset=")[1].split("&")[0]
             else:
                 assert heading == "TARGET Explorer"
+
+
+def test_launch_runs_then_overview_and_query(tmp_path: Path) -> None:
+    out = _shot_dir(tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    env = {"TARGET_WORKSPACE": str(tmp_path / "ws")}
+    with screenshots.serve_app(env) as base, screenshots.browser_page() as page:
+        screenshots.visit(page, f"{base}/run?dataset=demo-qa")
+        page.get_by_role("button", name="Launch").click()
+        page.get_by_text("run(s) stored").wait_for(timeout=120_000)
+        screenshots.settle(page)
+        page.screenshot(path=str(out / "run_launched.png"), full_page=True)
+        assert page.locator("[data-testid='stException']").count() == 0
+        for target in ("overview", "query?dataset=demo-qa"):
+            screenshots.visit(page, f"{base}/{target}")
+            page.screenshot(path=str(out / screenshots.file_name(target)), full_page=True)
+            assert page.locator("[data-testid='stException']").count() == 0, target
+            assert "Page not found" not in page.locator("body").inner_text(), target
+        assert page.locator("h1").first.inner_text().startswith("Query ")
