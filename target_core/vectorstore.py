@@ -101,6 +101,8 @@ class VectorStore:
 
     @classmethod
     def ephemeral(cls) -> VectorStore:
+        """In memory, for tests. Chroma shares one in-memory system per process, so
+        collections persist across ephemeral clients until the process ends."""
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
@@ -111,7 +113,7 @@ class VectorStore:
         """Get or create a cosine collection that never embeds by itself."""
         try:
             return self.client.get_or_create_collection(
-                name, embedding_function=None, metadata=metadata,
+                name, embedding_function=None, metadata=metadata or None,
                 configuration={"hnsw": {"space": "cosine"}})
         except Exception as exc:
             raise VectorStoreError(f"{self.description}: cannot open collection {name}: "

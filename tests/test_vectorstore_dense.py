@@ -1,0 +1,166 @@
+"""Chroma and dense retrieval: ephemeral, persistent across restarts, a real `chroma run`
+server on loopback, an unreachable server, caching and resume of embeddings, RRF."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from target_core.config import load_settings
+from target_core.retrievers.bm25 import BM25Retriever
+from target_core.retrievers.dense import DenseRetriever
+from target_core.retrievers.hybrid import HybridRetriever, rrf
+from target_core.textproc import tokenize
+from target_core.vectorstore import VectorStore, VectorStoreError, collection_name
+
+TEXTS = ["lakes of norland depth area", "marathon results 2019 runners", "marathon 2020 winner",
+         "mountain peaks elevation", "river length basin", "city population census"]
+
+
+class BagOfWords:
+    """A deterministic test embedder: hashed bag of words, L2-normalized (no model)."""
+
+    spec = "bow"
+    dimension = 64
+    max_tokens = 512
+    last_truncated = 0
+
+    def __init__(self) -> None:
+        self.embedded = 0
+
+    def fingerprint(self) -> str:
+        return "bow-v1"
+
+    def embed(self, texts: Sequence[str], *, kind: str = "document", progress=None
+              ) -> np.ndarray:
+        self.embedded += len(texts) if kind == "document" else 0
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in tokenize(text):
+                out[row, int(hashlib.md5(token.encode()).hexdigest(), 16) % self.dimension] += 1
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+
+def test_index_search_and_exact_scores() -> None:
+    retriever = DenseRetriever(BagOfWords(), VectorStore.ephemeral())
+    info = retriever.index(TEXTS, corpus_key="six-search")
+    assert info.details["embedded"] == 6 and info.details["cached"] == 0
+    hits = retriever.search(["marathon winner 2020", "elevation of peaks"], top_k=3)
+    assert hits[0][0][0] == 2 and hits[1][0][0] == 3
+    assert all(a[1] >= b[1] for h in hits for a, b in zip(h, h[1:], strict=False))
+    scores = retriever.score_all("marathon winner 2020")
+    assert scores.shape == (6,) and int(np.argmax(scores)) == 2
+    assert hits[0][0][1] == pytest.approx(scores[2], abs=1e-5)
+
+
+def test_same_texts_and_embedder_never_embed_twice(tmp_path: Path) -> None:
+    embedder = BagOfWords()
+    first = DenseRetriever(embedder, VectorStore.persistent(tmp_path / "chroma"))
+    first.index(TEXTS, corpus_key="six")
+    assert embedder.embedded == 6
+    # a "restart": a new client on the same directory
+    again = DenseRetriever(embedder, VectorStore.persistent(tmp_path / "chroma"))
+    info = again.index(TEXTS, corpus_key="six")
+    assert embedder.embedded == 6 and info.details["cached"] == 6
+    other_view = again.index([t.upper() for t in TEXTS], corpus_key="six-upper")
+    assert other_view.details["embedded"] == 6
+
+
+def test_interrupted_indexing_resumes_with_the_missing_texts() -> None:
+    store = VectorStore.ephemeral()
+    embedder = BagOfWords()
+    name = collection_name("six-interrupted", embedder.fingerprint())
+    partial = store.collection(name, {})
+    store.add(partial, ["0", "1"], embedder.embed(TEXTS[:2]))
+    embedder.embedded = 0
+    info = DenseRetriever(embedder, store).index(TEXTS, corpus_key="six-interrupted")
+    assert embedder.embedded == 4 and info.details["cached"] == 2
+
+
+def test_search_before_index_is_a_clear_error() -> None:
+    from target_core.retrievers.base import NotIndexedError
+
+    with pytest.raises(NotIndexedError, match="call index"):
+        DenseRetriever(BagOfWords(), VectorStore.ephemeral()).search(["x"], top_k=1)
+
+
+def test_rrf_by_hand() -> None:
+    # A ranks 0,1,2; B ranks 2,0: 0 -> 1/61 + 1/62, 2 -> 1/63 + 1/61, 1 -> 1/62
+    fused = rrf([[(0, 9.0), (1, 5.0), (2, 1.0)], [(2, 0.9), (0, 0.1)]], top_k=3)
+    assert [i for i, _ in fused] == [0, 2, 1]
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+
+
+def test_hybrid_fuses_lexical_and_dense() -> None:
+    hybrid = HybridRetriever(BM25Retriever(), DenseRetriever(BagOfWords(),
+                                                            VectorStore.ephemeral()))
+    hybrid.index(TEXTS, corpus_key="six-hybrid")
+    assert hybrid.spec == "hybrid:bow"
+    (hits,) = hybrid.search(["marathon winner"], top_k=2)
+    assert hits[0][0] == 2
+    scores = hybrid.score_all("marathon winner")
+    assert int(np.argmax(scores)) == 2
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> Iterator[int]:
+    """A real `chroma run` on 127.0.0.1, stopped at teardown."""
+    chroma = shutil.which("chroma", path=str(Path(sys.executable).parent))
+    assert chroma, "the chroma CLI ships with chromadb"
+    port = _free_port()
+    process = subprocess.Popen([chroma, "run", "--path", str(tmp_path / "server"), "--host",
+                                "127.0.0.1", "--port", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_server_mode_against_chroma_run(tmp_path: Path, chroma_server: int) -> None:
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws"),
+                                      "TARGET_CHROMA_HOST": "127.0.0.1",
+                                      "TARGET_CHROMA_PORT": str(chroma_server)})
+    store = VectorStore.from_settings(settings)
+    assert "server" in store.description
+    embedder = BagOfWords()
+    retriever = DenseRetriever(embedder, store)
+    retriever.index(TEXTS, corpus_key="six")
+    assert retriever.search(["river basin"], top_k=1)[0][0][0] == 4
+    # a second client (another user) finds the embeddings already there
+    second = DenseRetriever(BagOfWords(), VectorStore.from_settings(settings))
+    assert second.index(TEXTS, corpus_key="six").details["cached"] == 6
+    assert not (tmp_path / "ws" / "chroma").exists()
+
+
+def test_unreachable_server_is_a_clear_error_not_a_hang(tmp_path: Path) -> None:
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws"),
+                                      "TARGET_CHROMA_HOST": "127.0.0.1",
+                                      "TARGET_CHROMA_PORT": str(_free_port())})
+    started = time.monotonic()
+    with pytest.raises(VectorStoreError, match="chroma run"):
+        VectorStore.from_settings(settings)
+    assert time.monotonic() - started < 30
