@@ -1,0 +1,84 @@
+"""Render time of the Overview and Query pages for a large run (prints; not a test).
+
+    .venv/bin/python -m benchmarks.page_render [--tables 10000] [--queries 1000]
+
+Writes a synthetic corpus as a folder dataset, runs bm25 over all its queries, then
+times Streamlit's AppTest on the Overview page and on the Query page of one query
+(median of 5 script runs after a warm-up). Target: each under 1 s for 1,000 queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks.synthetic import make_corpus
+from target_core.config import PROJECT_ROOT, load_settings
+from target_core.runner import run_retrieval
+from target_core.types import RunConfig
+
+
+def write_folder(path: Path, n_tables: int, n_queries: int) -> None:
+    tables, queries = make_corpus(n_tables, n_queries)
+    path.mkdir(parents=True)
+    (path / "dataset.json").write_text(json.dumps({"name": "synthetic", "task": "qa"}))
+    with (path / "corpus.jsonl").open("w") as handle:
+        for t in tables:
+            handle.write(json.dumps({"database_id": t.database_id, "table_id": t.table_id,
+                                     "table": [list(t.header), *map(list, t.rows)],
+                                     "context": dict(t.context)}) + "\n")
+    with (path / "queries.jsonl").open("w") as handle:
+        for q in queries:
+            handle.write(json.dumps({"query_id": q.query_id, "query": q.query,
+                                     "answer": q.answer, "table_id": q.gold[0][1],
+                                     "database_id": q.database_id}) + "\n")
+
+
+def time_page(page: str, params: dict[str, str], repeats: int = 5) -> float:
+    from streamlit.testing.v1 import AppTest
+
+    timings = []
+    for attempt in range(repeats + 1):
+        at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=120)
+        at.switch_page(page)
+        for key, value in params.items():
+            at.query_params[key] = value
+        started = time.perf_counter()
+        at.run()
+        elapsed = time.perf_counter() - started
+        if at.exception:
+            raise RuntimeError(f"{page}: {at.exception}")
+        if attempt:  # the first run warms caches and imports
+            timings.append(elapsed)
+    return statistics.median(timings)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=1_000)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "synthetic"
+        write_folder(folder, args.tables, args.queries)
+        os.environ["TARGET_WORKSPACE"] = str(Path(tmp) / "ws")
+        os.environ["TARGET_DATASETS"] = str(folder)
+        settings = load_settings()
+        started = time.perf_counter()
+        run = run_retrieval(RunConfig("synthetic", "bm25"), settings=settings).run
+        print(f"bm25 run over {args.queries:,} queries and {args.tables:,} tables: "
+              f"{time.perf_counter() - started:.1f} s")
+        overview = time_page("pages/overview.py", {})
+        query = time_page("pages/query.py", {"run": run.run_id, "query": "q00500"})
+    print(f"Overview page: {overview * 1000:.0f} ms (target < 1000 ms)")
+    print(f"Query page:    {query * 1000:.0f} ms (target < 1000 ms)")
+
+
+if __name__ == "__main__":
+    main()
