@@ -14,6 +14,8 @@ from target_core.config import Settings, load_settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
+pytest_plugins = ["fake_openai"]  # the fake OpenAI-compatible server fixture
+
 
 @pytest.fixture
 def handmade_dir() -> Path:

