@@ -99,3 +99,21 @@ def rank_in(scores: np.ndarray, index: int) -> int | None:
     if not np.isfinite(score):
         return None
     return int((scores > score).sum() + (scores[:index] == score).sum() + 1)
+
+
+class LexicalScoring:
+    """search() and score_all() for retrievers that score every text with `scores()`,
+    where 0 means no shared term (BM25, TF-IDF)."""
+
+    def scores(self, query: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def score_all(self, query: str) -> np.ndarray:
+        """scores(), with the texts that share no term with the query marked NO_MATCH:
+        they are never hits and have no rank (no chance recall for unmatched queries)."""
+        scores = self.scores(query)
+        return np.where(scores != 0, scores, NO_MATCH)
+
+    def search(self, queries: Sequence[str], *, top_k: int) -> list[Hits]:
+        """The best `top_k` texts for each query; ties go to the lower index."""
+        return [top_k_hits(self.score_all(query), top_k) for query in queries]

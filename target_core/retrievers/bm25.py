@@ -24,13 +24,11 @@ import numpy as np
 from scipy import sparse
 
 from target_core.retrievers.base import (
-    NO_MATCH,
-    Hits,
     IndexInfo,
+    LexicalScoring,
     NotIndexedError,
     Progress,
     no_progress,
-    top_k_hits,
 )
 from target_core.textproc import tokenize
 
@@ -68,7 +66,7 @@ def weighted_row_sum(matrix: sparse.csr_matrix, rows: Sequence[int],
     return scores
 
 
-class BM25Retriever:
+class BM25Retriever(LexicalScoring):
     """BM25 Okapi (k1=1.5, b=0.75, epsilon=0.25) with rank-bm25's exact scores."""
 
     spec = "bm25"
@@ -138,13 +136,3 @@ class BM25Retriever:
         counts = Counter(t for t in tokenize(query) if t in self._vocabulary)
         return weighted_row_sum(self._weights, [self._vocabulary[t] for t in counts],
                                 list(counts.values()))
-
-    def score_all(self, query: str) -> np.ndarray:
-        """scores(), with the texts that share no term with the query marked NO_MATCH:
-        they are never hits and have no rank (no chance recall for unmatched queries)."""
-        scores = self.scores(query)
-        return np.where(scores != 0, scores, NO_MATCH)
-
-    def search(self, queries: Sequence[str], *, top_k: int) -> list[Hits]:
-        """The best `top_k` texts for each query; ties go to the lower index."""
-        return [top_k_hits(self.score_all(query), top_k) for query in queries]

@@ -26,13 +26,11 @@ from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from target_core.retrievers.base import (
-    NO_MATCH,
-    Hits,
     IndexInfo,
+    LexicalScoring,
     NotIndexedError,
     Progress,
     no_progress,
-    top_k_hits,
 )
 from target_core.retrievers.bm25 import PROGRESS_EVERY, weighted_row_sum
 from target_core.textproc import tokenize
@@ -47,7 +45,7 @@ def _reporting(texts: Sequence[str], progress: Progress) -> Iterator[str]:
             progress(i, total, "tokenized")
 
 
-class TfidfRetriever:
+class TfidfRetriever(LexicalScoring):
     """TF-IDF (unigrams + bigrams, sublinear tf) with cosine similarity."""
 
     spec = "tfidf"
@@ -100,13 +98,3 @@ class TfidfRetriever:
         vector = self._vectorizer.transform([query])
         return weighted_row_sum(self._term_docs, vector.indices.tolist(),
                                 vector.data.tolist())
-
-    def score_all(self, query: str) -> np.ndarray:
-        """scores(), with the texts that share no term with the query marked NO_MATCH:
-        they are never hits and have no rank (no chance recall for unmatched queries)."""
-        scores = self.scores(query)
-        return np.where(scores != 0, scores, NO_MATCH)
-
-    def search(self, queries: Sequence[str], *, top_k: int) -> list[Hits]:
-        """The best `top_k` texts for each query; ties go to the lower index."""
-        return [top_k_hits(self.score_all(query), top_k) for query in queries]
