@@ -36,9 +36,9 @@ except TargetError as exc:
     st.stop()
 
 failed_only = st.sidebar.toggle("Failed queries only", key="query-failed-only")
-metrics = store.query_metrics(run_id)
 hit_name = f"hit@{run.config.top_k}"
-choices = [q for q, m in metrics if not failed_only or m.get(hit_name, 0) == 0]
+found = {q: bool(m.get(hit_name, 0)) for q, m in store.query_metrics(run_id)}
+choices = [q for q, hit in found.items() if not failed_only or not hit]
 if not choices:
     st.title("Query")
     st.success("No failed queries in this run.")
@@ -47,7 +47,7 @@ wanted_query = st.query_params.get("query")
 query_id = st.sidebar.selectbox(
     "Query", choices, index=choices.index(wanted_query) if wanted_query in choices else 0,
     key=f"query-id-{run_id}-{failed_only}-{wanted_query}",
-    format_func=lambda q: q + ("" if dict(metrics)[q].get(hit_name, 0) else "  ✗"))
+    format_func=lambda q: q + ("" if found[q] else "  ✗"))
 st.query_params["query"] = query_id
 
 view = outcome_view(store, dataset, run_id, query_id)
