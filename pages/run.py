@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _shared as ui
+from target_core.costs import openai_model, run_embedding_cost
 from target_core.errors import TargetError
 from target_core.retrievers import EXAMPLE_SPECS
 from target_core.runner import run_retrieval
@@ -31,9 +32,14 @@ limit = int(cols[1].number_input("Queries (0 = all)", 0, len(dataset.queries), 0
                                  key="run-limit"))
 seed = int(cols[2].number_input("Sample seed", 0, 2**31 - 1, 0, key="run-seed",
                                 disabled=limit == 0))
-if any("openai" in s for s in specs):
-    st.info("OpenAI embeddings are billed per token; set OPENAI_API_KEY (and OPENAI_BASE_URL "
-            "for a compatible server). Embeddings are cached in Chroma, so a rerun is free.")
+for model in sorted({m for m in map(openai_model, specs) if m}):
+    estimate = run_embedding_cost(dataset, view, model)
+    price = ("no known price (local or unknown model)" if estimate.usd is None
+             else f"about ${estimate.usd:,.4f}")
+    st.info(f"{model}: {estimate.tokens:,} tokens to embed "
+            f"({'counted' if estimate.exact else 'estimated'}), {price}. Embeddings already "
+            "in Chroma are not paid for again. Needs OPENAI_API_KEY (and OPENAI_BASE_URL "
+            "for a compatible server).")
 
 if st.button("Launch", type="primary", disabled=not specs):
     finished = []
