@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from target_core.metrics.retrieval import QueryOutcome, recall_curve
+from target_core.metrics.retrieval import recall_curve
 from target_core.store import RunRecord, RunStore
 
 PAPER_CUTOFF = {"qa": 10, "fact": 10, "retrieval": 10, "sql": 1}
@@ -98,9 +98,7 @@ def recall_curves(store: RunStore, runs: Sequence[RunRecord], max_k: int | None 
     rows = []
     for run in runs:
         k_max = min(max_k or run.config.top_k, run.config.top_k)
-        outcomes = [QueryOutcome(query_id=r.query_id, retrieved=[k for k, _ in r.ranked],
-                                 gold=tuple(r.gold), gold_database=r.gold[0][0])
-                    for r in store.iter_results(run.run_id)]
+        outcomes = [r.outcome() for r in store.iter_results(run.run_id)]
         if not outcomes:
             continue
         label = f"{run.config.retriever} · {run.config.view.label}"

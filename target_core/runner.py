@@ -14,7 +14,7 @@ import platform
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from target_core.config import Settings
 from target_core.datasets import load_dataset
@@ -80,14 +80,9 @@ def _gold_ranks(retriever: Retriever, query: Query, ranked: Sequence[TableKey],
     return ranks
 
 
-def _outcome(result: QueryResult) -> QueryOutcome:
-    return QueryOutcome(query_id=result.query_id, retrieved=[k for k, _ in result.ranked],
-                        gold=tuple(result.gold), gold_database=result.gold[0][0], ms=result.ms)
-
-
 def run_metrics(store: RunStore, run: RunRecord, task: str) -> dict[str, float]:
     """Aggregate metrics over every stored query of the run (resumed parts included)."""
-    outcomes = [_outcome(r) for r in store.iter_results(run.run_id)]
+    outcomes = [r.outcome() for r in store.iter_results(run.run_id)]
     return aggregate_retrieval(outcomes, default_ks(run.config.top_k), task=task)
 
 
@@ -191,7 +186,6 @@ def import_target_results(path: str, *, settings: Settings, dataset: str | None 
     store.save_results(run.run_id, rows)
     store.record_index(run.run_id, index_info={"imported_from": str(path)},
                        text_fingerprint="", text_example="")
-    outcomes = [QueryOutcome(query_id=r.query_id, retrieved=[k for k, _ in r.ranked],
-                             gold=tuple(r.gold), gold_database=r.gold[0][0]) for r in rows]
+    outcomes = [replace(r.outcome(), ms=None) for r in rows]  # imported runs have no timings
     store.finish_run(run.run_id, aggregate_retrieval(outcomes, ks, task=data.task))
     return store.get_run(run.run_id)

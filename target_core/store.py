@@ -22,6 +22,7 @@ from typing import Any
 import sqlite_utils
 
 from target_core.errors import TargetError, UnknownNameError
+from target_core.metrics.retrieval import QueryOutcome
 from target_core.types import RunConfig, TableKey
 
 SCHEMA_VERSION = 1
@@ -75,6 +76,11 @@ class QueryResult:
     gold_ranks: dict[TableKey, int | None]
     metrics: dict[str, float]
     ms: float
+
+    def outcome(self) -> QueryOutcome:
+        """The metrics' view of this result (what the retriever returned against gold)."""
+        return QueryOutcome(query_id=self.query_id, retrieved=[k for k, _ in self.ranked],
+                            gold=tuple(self.gold), gold_database=self.gold[0][0], ms=self.ms)
 
 
 def config_key(config: RunConfig, dataset_fingerprint: str) -> str:
