@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from target_core.cli_analysis import ANALYSIS_COMMANDS, analysis_arguments
+from target_core.cli_format import ProgressBar, format_rows
 from target_core.config import load_settings
 from target_core.errors import TargetError
 
@@ -24,14 +26,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", metavar="DIR",
                         help="workspace directory (default: data/workspace or TARGET_WORKSPACE)")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
-
-
-def _format_rows(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
-    cells = [[("" if r.get(c) is None else str(r.get(c))) for c in columns] for r in rows]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
-    return "\n".join(line.rstrip() for line in lines)
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
@@ -45,7 +39,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     if not infos:
         print("no datasets found")
         return 0
-    print(_format_rows(infos, ["name", "task", "tables", "queries", "databases", "kind"]))
+    print(format_rows(infos, ["name", "task", "tables", "queries", "databases", "kind"]))
     for info in infos:
         if info["error"]:
             print(f"\n{info['name']}: cannot be loaded: {info['error']}", file=sys.stderr)
@@ -57,7 +51,7 @@ def _print_registry(args: argparse.Namespace, entries: Any) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print(_format_rows(rows, ["name", "description"]))
+        print(format_rows(rows, ["name", "description"]))
     return 0
 
 
@@ -84,27 +78,6 @@ def _view(args: argparse.Namespace) -> Any:
     if args.format:
         view = view.with_(format=args.format)
     return view
-
-
-class _ProgressBar:
-    """A one-line progress bar on stderr (only when stderr is a terminal or forced)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.last = ("", -1)
-
-    def __call__(self, done: int, total: int, what: str) -> None:
-        if not self.enabled or total <= 0:
-            return
-        percent = int(100 * done / total)
-        if (what, percent) == self.last:
-            return
-        self.last = (what, percent)
-        bar = "#" * (percent // 4)
-        sys.stderr.write(f"\r{what:<18} [{bar:<25}] {done}/{total}")
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 def run_summary(record: Any) -> dict[str, Any]:
@@ -169,7 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = run_config(args)
     _print_estimate(config, settings)
     result = run_retrieval(config, settings=settings,
-                           progress=_ProgressBar(sys.stderr.isatty() or args.progress))
+                           progress=ProgressBar(sys.stderr.isatty() or args.progress))
     summary = run_summary(result.run)
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -203,7 +176,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
              "recall@k": metric(r, f"recall@{min(10, r.config.top_k)}"),
              "mrr": metric(r, "mrr"), "answers": metric(r, headline.get(r.task, ""))}
             for r in runs]
-    print(_format_rows(rows, list(rows[0]) if rows else ["run_id"]) if rows else "no runs yet")
+    print(format_rows(rows, list(rows[0]) if rows else ["run_id"]) if rows else "no runs yet")
     return 0
 
 
@@ -258,51 +231,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _p(value: float | None) -> str:
-    return "" if value is None else f"{value:.4g}"
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from target_core.analysis.compare import compare_runs
-    from target_core.errors import ConfigError
-    from target_core.store import RunStore
-
-    if len(args.run_ids) < 2:
-        raise ConfigError("compare needs at least two run ids (the first is the baseline)")
-    store = RunStore.in_workspace(load_settings(args.workspace).workspace)
-    result = compare_runs(store, args.run_ids, k=args.k)
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
-        return 0
-    print(f"{result.dataset}: {result.n_queries} queries in common, {result.hit_key}")
-    print(_format_rows([{"run_id": r.run_id, "pipeline": r.label, "metric": m,
-                         "mean": f"{mean:.4f}", "95% CI": f"[{low:.4f}, {high:.4f}]"}
-                        for r in result.runs for m, (mean, low, high) in r.cis.items()],
-                       ["run_id", "pipeline", "metric", "mean", "95% CI"]))
-    for pair in result.pairs:
-        print(f"\n{pair.other} vs baseline {pair.baseline} (win/tie/loss of {pair.other})")
-        print(_format_rows([{"metric": t.metric, "baseline": f"{t.mean_baseline:.4f}",
-                             "other": f"{t.mean_other:.4f}",
-                             "win/tie/loss": f"{t.wins}/{t.ties}/{t.losses}",
-                             "test": t.test, "p": _p(t.p_value), "p (Holm)": _p(t.p_holm)}
-                            for t in pair.tests],
-                           ["metric", "baseline", "other", "win/tie/loss", "test", "p",
-                            "p (Holm)"]))
-        if pair.warning:
-            print(f"warning: {pair.warning}")
-        if pair.flipped:
-            print(f"flipped queries ({len(pair.flipped)}, top 10 by reciprocal-rank change):")
-            print(_format_rows([{"query_id": f.query_id,
-                                 "baseline": "hit" if f.hit_baseline else "miss",
-                                 "other": "hit" if f.hit_other else "miss",
-                                 "rank baseline": f.rank_baseline, "rank other": f.rank_other,
-                                 "rr change": f"{f.rr_other - f.rr_baseline:+.3f}"}
-                                for f in pair.flipped[:10]],
-                               ["query_id", "baseline", "other", "rank baseline",
-                                "rank other", "rr change"]))
-    return 0
-
-
 COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     "datasets": ("list datasets: name, task, tables, queries, databases", cmd_datasets),
     "retrievers": ("list retriever names with a one-line description", cmd_retrievers),
@@ -313,8 +241,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     "export": ("write a run as TARGET JSONL, a TREC run + qrels, or CSV", cmd_export),
     "import": ("store TARGET's retrieval and/or downstream results JSONL as a run",
                cmd_import),
-    "compare": ("paired comparison of runs on one dataset: win/tie/loss, p-values, CIs, "
-                "flipped queries", cmd_compare),
+    **ANALYSIS_COMMANDS,
 }
 
 
@@ -383,12 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--dataset", help="dataset name or path (default: the "
                                  "file's dataset_name)")
             command.add_argument("--label", help="name of the imported retriever")
-        elif name == "compare":
-            command.add_argument("run_ids", nargs="+", metavar="RUN_ID",
-                                 help="two or more runs on one dataset; the first is the "
-                                      "baseline")
-            command.add_argument("--k", type=int, help="hit@k cutoff (default: the largest "
-                                 "of 1, 3, 5, 10 within every run's top_k)")
+        elif name in ANALYSIS_COMMANDS:
+            analysis_arguments(name, command)
     return parser
 
 

@@ -1,0 +1,253 @@
+"""The analysis commands of the CLI: compare, ablate, failures, attribution.
+
+Like the rest of the CLI they only parse, call target_core.analysis and print.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from target_core.cli_format import ProgressBar, format_rows
+from target_core.config import load_settings
+from target_core.errors import ConfigError
+
+
+def _missing(value: float | None) -> bool:
+    return value is None or value != value  # NaN from a DataFrame cell
+
+
+def _p(value: float | None) -> str:
+    return "" if _missing(value) else f"{value:.4g}"
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    return "" if _missing(value) else f"{value:.{digits}f}"
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from target_core.store import RunStore
+
+    return RunStore.in_workspace(load_settings(args.workspace).workspace)
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from target_core.analysis.compare import compare_runs
+
+    if len(args.run_ids) < 2:
+        raise ConfigError("compare needs at least two run ids (the first is the baseline)")
+    result = compare_runs(_store(args), args.run_ids, k=args.k)
+    if args.json:
+        _print_json(result.to_dict())
+        return 0
+    print(f"{result.dataset}: {result.n_queries} queries in common, {result.hit_key}")
+    print(format_rows([{"run_id": r.run_id, "pipeline": r.label, "metric": m,
+                        "mean": f"{mean:.4f}", "95% CI": f"[{low:.4f}, {high:.4f}]"}
+                       for r in result.runs for m, (mean, low, high) in r.cis.items()],
+                      ["run_id", "pipeline", "metric", "mean", "95% CI"]))
+    for pair in result.pairs:
+        print(f"\n{pair.other} vs baseline {pair.baseline} (win/tie/loss of {pair.other})")
+        print(format_rows([{"metric": t.metric, "baseline": f"{t.mean_baseline:.4f}",
+                            "other": f"{t.mean_other:.4f}",
+                            "win/tie/loss": f"{t.wins}/{t.ties}/{t.losses}",
+                            "test": t.test, "p": _p(t.p_value), "p (Holm)": _p(t.p_holm)}
+                           for t in pair.tests],
+                          ["metric", "baseline", "other", "win/tie/loss", "test", "p",
+                           "p (Holm)"]))
+        if pair.warning:
+            print(f"warning: {pair.warning}")
+        if pair.flipped:
+            print(f"flipped queries ({len(pair.flipped)}, top 10 by reciprocal-rank change):")
+            print(format_rows([{"query_id": f.query_id,
+                                "baseline": "hit" if f.hit_baseline else "miss",
+                                "other": "hit" if f.hit_other else "miss",
+                                "rank baseline": f.rank_baseline, "rank other": f.rank_other,
+                                "rr change": f"{f.rr_other - f.rr_baseline:+.3f}"}
+                               for f in pair.flipped[:10]],
+                              ["query_id", "baseline", "other", "rank baseline",
+                               "rank other", "rr change"]))
+    return 0
+
+
+def _rows_list(text: str | None) -> tuple[int | None, ...] | None:
+    if text is None:
+        return None
+    values: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if part == "all":
+            values.append(None)
+        elif part.isdigit():
+            values.append(int(part))
+        else:
+            raise ConfigError(f"--rows: '{part}' is not 'all' or a number of rows "
+                              "(e.g. --rows all,100,0)")
+    return tuple(values)
+
+
+class _VariantProgress:
+    """Prints "variant i/n: name" on stderr (the runs' own bars follow when enabled)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+
+    def __call__(self, i: int, n: int, name: str) -> None:
+        if not self.quiet:
+            print(f"variant {i + 1}/{n}: {name}", file=sys.stderr, flush=True)
+
+
+def cmd_ablate(args: argparse.Namespace) -> int:
+    from target_core.analysis.ablation import ablation_variants, run_ablation
+
+    settings = load_settings(args.workspace)
+    rows = _rows_list(args.rows)
+    formats = tuple(f.strip() for f in args.formats.split(",")) if args.formats else None
+    variants = ablation_variants(*([rows] if rows else []),
+                                 **({"formats": formats} if formats else {}))
+    report = run_ablation(_store(args), settings, args.dataset, args.retriever,
+                          top_k=args.top_k, limit=args.limit, seed=args.seed,
+                          variants=variants,
+                          progress=ProgressBar(sys.stderr.isatty() or args.progress),
+                          on_variant=_VariantProgress(args.json and not args.progress))
+    if args.json:
+        _print_json(report.to_dict())
+        return 0
+    table = report.table()
+    italic = set(report.italic_rows())
+    print(f"{args.retriever} on {report.dataset}: {len(report.hits)} queries, paired "
+          f"McNemar on hit@{report.k} against the first row (Holm); * marks Table 2's "
+          "italic rows")
+    print(format_rows(
+        [{"variant": ("  * " if i in italic else "") + str(row["variant"]),
+          **{f"R@{k}": _num(row[f"R@{k}"], 3) for k in (1, 3, 5, 10)},
+          "ms": _num(row["ms"], 2), "p vs base": _p(row["p vs base"]), "run": row["run"]}
+         for i, row in table.iterrows()],
+        ["variant", "R@1", "R@3", "R@5", "R@10", "ms", "p vs base", "run"]))
+    print("\nper-query sensitivity:")
+    for label, ids in report.sensitivity().items():
+        shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
+        print(f"  {label:<24} {len(ids):>4}  {shown}")
+    return 0
+
+
+def cmd_failures(args: argparse.Namespace) -> int:
+    from target_core.analysis.failures import CATEGORIES, analyse_failures
+    from target_core.datasets import load_dataset
+
+    settings = load_settings(args.workspace)
+    store = _store(args)
+    run = store.get_run(args.run_id)
+    report = analyse_failures(store, load_dataset(run.config.dataset, settings), run.run_id,
+                              k=args.k)
+    if args.json:
+        _print_json(report.to_dict())
+        return 0
+    print(f"run {report.run_id} ({run.config.label}, view {run.config.view.label}) on "
+          f"{report.dataset}: {report.n_failed} of {report.n_queries} queries miss a gold "
+          f"table within k = {report.k}")
+    for name, count in report.counts.items():
+        examples = ", ".join(c.query_id for c in report.in_category(name)[:5])
+        print(f"  {name:<22} {count:>5}  {examples}")
+        if args.definitions:
+            print(f"      {CATEGORIES[name]}")
+    tags = report.by_tag()
+    if tags:
+        print("\nby the queries' failure_mode tag:")
+        names = [n for n, c in report.counts.items() if c]
+        print(format_rows([{"tag": tag, **{n: counts[n] for n in names}}
+                           for tag, counts in tags.items()], ["tag", *names]))
+    for note in report.notes:
+        print(f"note: {note}")
+    return 0
+
+
+def cmd_attribution(args: argparse.Namespace) -> int:
+    from target_core.analysis.attribution import attribution, rank_quality
+
+    store = _store(args)
+    split = attribution(store, args.run_id, oracle_run_id=args.oracle, k=args.k)
+    quality = rank_quality(store, args.run_id)
+    if args.json:
+        _print_json({"attribution": split.to_dict(), "rank_quality": quality.to_dict()})
+        return 0
+    counts = split.counts
+    print(f"run {split.run_id} ({split.generator} on {split.dataset}): {split.n_queries} "
+          f"queries; gold retrieved = every gold table in the top {split.k}; right = "
+          f"{split.correct_rule}")
+    print(format_rows([
+        {"": "gold retrieved", "right": counts["retrieved_correct"],
+         "wrong": counts["retrieved_wrong"]},
+        {"": "gold missed", "right": counts["missed_correct"],
+         "wrong": counts["missed_wrong"]}], ["", "right", "wrong"]))
+    if split.oracle is None:
+        print("no oracle-context run of this generator: run it with --context oracle to "
+              "split the wrong answers into retrieval- and generation-caused")
+    else:
+        o = split.oracle
+        print(f"\nagainst oracle run {o.oracle_run_id} ({o.n_common} queries in common, "
+              f"{o.n_wrong} wrong with retrieved tables):")
+        print(f"  retrieval-caused   {len(o.retrieval_caused):>5}  (right with the gold "
+              "tables)")
+        print(f"  generation-caused  {len(o.generation_caused):>5}  (wrong with the gold "
+              "tables too)")
+        print(f"  oracle worse       {len(o.oracle_worse):>5}  (right only with retrieved "
+              "tables)")
+    print(f"\n{quality.metric} by best gold rank (Spearman rho "
+          f"{_num(quality.rho, 3) or 'n/a'}, p {_p(quality.p_value) or 'n/a'}, "
+          f"n {quality.n}):")
+    print(format_rows([{"gold rank": b.label, "queries": b.n, "mean": _num(b.mean, 3)}
+                       for b in quality.bins], ["gold rank", "queries", "mean"]))
+    return 0
+
+
+ANALYSIS_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
+    "compare": ("paired comparison of runs on one dataset: win/tie/loss, p-values, CIs, "
+                "flipped queries", cmd_compare),
+    "ablate": ("run one retriever over table-view variants (title, rows, format) and show "
+               "the paired ablation table", cmd_ablate),
+    "failures": ("categorise a run's failed queries (near/deep miss, sibling confusion, "
+                 "lexical overlap, title, truncation, multi-table, database)", cmd_failures),
+    "attribution": ("for a run with a generator: gold retrieved × answer right, retrieval- "
+                    "vs generation-caused errors (oracle run), quality by gold rank",
+                    cmd_attribution),
+}
+
+
+def analysis_arguments(name: str, command: argparse.ArgumentParser) -> None:
+    if name == "compare":
+        command.add_argument("run_ids", nargs="+", metavar="RUN_ID",
+                             help="two or more runs on one dataset; the first is the "
+                                  "baseline")
+        command.add_argument("--k", type=int, help="hit@k cutoff (default: the largest "
+                             "of 1, 3, 5, 10 within every run's top_k)")
+    elif name == "ablate":
+        command.add_argument("--dataset", required=True, help="dataset name or folder path")
+        command.add_argument("--retriever", required=True, help="retriever spec, e.g. bm25")
+        command.add_argument("--top-k", type=int, default=10, help="tables retrieved per query")
+        command.add_argument("--limit", type=int, help="a seeded sample of N queries")
+        command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
+        command.add_argument("--rows", help="rows settings, comma-separated: all, N, 0 "
+                             "(header only); default all,100,0")
+        command.add_argument("--formats", help="formats, comma-separated (default "
+                             "markdown,csv,json; the first rows setting with the title)")
+        command.add_argument("--progress", action="store_true",
+                             help="draw progress even when stderr is not a terminal")
+    elif name == "failures":
+        command.add_argument("run_id")
+        command.add_argument("--k", type=int, help="cutoff (default: the run's top_k, at "
+                             "most 10)")
+        command.add_argument("--definitions", action="store_true",
+                             help="print each category's definition")
+    elif name == "attribution":
+        command.add_argument("run_id", help="a run with a generator and retrieved context")
+        command.add_argument("--oracle", metavar="RUN_ID", help="the oracle-context run of "
+                             "the same generator (default: the newest one stored)")
+        command.add_argument("--k", type=int, help="gold counts as retrieved within the "
+                             "first k tables (default: the tables the generator was given)")

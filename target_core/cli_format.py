@@ -1,0 +1,37 @@
+"""Plain-text tables and the progress bar of the CLI."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def format_rows(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+    """Left-aligned columns, a header line, no trailing spaces."""
+    cells = [[("" if r.get(c) is None else str(r.get(c))) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr (only when stderr is a terminal or forced)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.last = ("", -1)
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        if not self.enabled or total <= 0:
+            return
+        percent = int(100 * done / total)
+        if (what, percent) == self.last:
+            return
+        self.last = (what, percent)
+        bar = "#" * (percent // 4)
+        sys.stderr.write(f"\r{what:<18} [{bar:<25}] {done}/{total}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
