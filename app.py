@@ -17,6 +17,12 @@ PAGES = [
     st.Page("pages/run.py", title="Run", icon=":material/play_arrow:", url_path="run"),
     st.Page("pages/query.py", title="Query", icon=":material/manage_search:",
             url_path="query"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:",
+            url_path="compare"),
+    st.Page("pages/ablations.py", title="Ablations", icon=":material/tune:",
+            url_path="ablations"),
+    st.Page("pages/failures.py", title="Failures", icon=":material/report:",
+            url_path="failures"),
 ]
 
 navigation = st.navigation(PAGES)

@@ -160,3 +160,25 @@ def view_picker(key: str, default: str = "default") -> TableView:
                                    value=base.rows or 20, key=f"{key}-{preset}-n"))
     return TableView(title=title, section_title=section, table_id=table_id, rows=rows,
                      format=fmt)
+
+
+def url_selectbox(label: str, options: list, *, param: str, key: str,
+                  where: object = None, default: object = None, **kwargs: object) -> object:
+    """A selectbox kept in the URL as ?param=VALUE.
+
+    The URL wins on a session's first visit and whenever it changed since this widget
+    last wrote it (a link, the back button); otherwise the widget keeps its own state.
+    Putting the URL value in the widget key instead would make a new widget on every
+    change and lose every second choice.
+    """
+    by_text = {str(o): o for o in options}
+    url = st.query_params.get(param)
+    echoed = f"_url-{key}"
+    if (url is not None and url != st.session_state.get(echoed) and url in by_text) \
+            or st.session_state.get(key) not in options:
+        fallback = default if default in options else options[0]
+        st.session_state[key] = by_text.get(url, fallback) if url is not None else fallback
+    value = (where or st).selectbox(label, options, key=key, **kwargs)
+    st.query_params[param] = str(value)
+    st.session_state[echoed] = str(value)
+    return value

@@ -32,11 +32,8 @@ if not runs:
 
 labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label} · "
           f"{r.config.view.label} · k={r.config.top_k}" for r in runs}
-wanted = st.query_params.get("run")
-ids = list(labels)
-run_id = st.sidebar.selectbox("Run", ids, index=ids.index(wanted) if wanted in ids else 0,
-                              format_func=labels.get, key=f"query-run-{wanted}")
-st.query_params["run"] = run_id
+run_id = ui.url_selectbox("Run", list(labels), param="run", key="query-run",
+                          where=st.sidebar, format_func=labels.get)
 run = store.get_run(run_id)
 try:
     dataset = ui.load_by_name(run.config.dataset)
@@ -55,13 +52,10 @@ if not choices:
     st.title("Query")
     st.success("No failed queries in this run.")
     st.stop()
-wanted_query = st.query_params.get("query")
-query_id = st.sidebar.selectbox(
-    "Query", choices, index=choices.index(wanted_query) if wanted_query in choices else 0,
-    key=f"query-id-{run_id}-{shown}-{wanted_query}",
-    format_func=lambda q: q + ("" if found[q] else "  ✗")
-    + ("" if right.get(q, True) else "  ≠"))
-st.query_params["query"] = query_id
+query_id = ui.url_selectbox(
+    "Query", choices, param="query", key=f"query-id-{run_id}-{shown}", where=st.sidebar,
+    format_func=lambda q: q + ("" if found[q] else "  ✗") + ("" if right.get(q, True)
+                                                            else "  ≠"))
 
 view = outcome_view(store, dataset, run_id, query_id)
 q = view.query
@@ -99,16 +93,15 @@ st.dataframe(view.ranked, hide_index=True, width="stretch", column_config={
     "score": st.column_config.NumberColumn(format="%.4f")})
 
 options = list(dict.fromkeys(list(view.gold["table"]) + list(view.ranked["table"])))
-wanted_table = st.query_params.get("table")
-ref = st.selectbox("Preview a table", options, key=f"query-table-{run_id}-{query_id}",
-                   index=options.index(wanted_table) if wanted_table in options else 0,
-                   format_func=lambda t: ("★ " if t in set(view.gold["table"]) else "") + t)
-st.query_params["table"] = ref
+ref = ui.url_selectbox("Preview a table", options, param="table",
+                       key=f"query-table-{run_id}-{query_id}",
+                       format_func=lambda t: ("★ " if t in set(view.gold["table"]) else "")
+                       + t)
 table = dataset.table(parse_table_ref(ref))
 terms = query_terms(q.query)
-found, missing = matched_terms(table, terms)
+present, absent = matched_terms(table, terms)
 st.markdown(f"**{ui.plain(table.title or ref)}** · {ui.plain(table.section_title)}")
-st.caption("Query words in this table: " + (", ".join(found) or "none") +
-           " · not in it: " + (", ".join(missing) or "none") +
+st.caption("Query words in this table: " + (", ".join(present) or "none") +
+           " · not in it: " + (", ".join(absent) or "none") +
            ". Shaded cells and ◆ columns contain a query word.")
 st.dataframe(highlighted_table(table, terms), width="stretch", hide_index=True)

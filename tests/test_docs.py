@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from target_core.analysis.failures import CATEGORIES
 from target_core.cli import COMMANDS
 from target_core.config import SETTINGS
 
@@ -22,6 +23,11 @@ def test_setting_is_documented(setting) -> None:
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_command_is_documented(command: str) -> None:
     assert re.search(rf"^\| `{command}\b", README, re.MULTILINE)
+
+
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_failure_category_is_documented(category: str) -> None:
+    assert f"| `{category}` | {CATEGORIES[category]} |" in README
 
 
 def test_ci_runs_the_readme_test_command() -> None:

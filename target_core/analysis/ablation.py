@@ -23,7 +23,7 @@ from target_core.errors import ConfigError
 from target_core.retrievers.base import Progress, no_progress
 from target_core.runner import run_retrieval
 from target_core.store import RunRecord, RunStore, config_key
-from target_core.types import FORMATS, RunConfig, TableView
+from target_core.types import FORMATS, Dataset, RunConfig, TableView
 
 __all__ = ["AblationReport", "Variant", "ablation_variants", "load_ablation", "run_ablation"]
 
@@ -151,13 +151,18 @@ def _complete_runs(store: RunStore, configs: Sequence[RunConfig], fingerprint: s
     return found
 
 
-def load_ablation(store: RunStore, settings: Settings, dataset: str, retriever: str, *,
+def load_ablation(store: RunStore, settings: Settings, dataset: str | Dataset,
+                  retriever: str, *,
                   top_k: int = 10, limit: int | None = None, seed: int = 0,
                   variants: Sequence[Variant] | None = None, k: int | None = None
                   ) -> AblationReport:
-    """The ablation as far as it has been run (variants not run yet have run None)."""
+    """The ablation as far as it has been run (variants not run yet have run None).
+
+    `dataset` is a name or path (as given to run), or a loaded Dataset (runs by its name).
+    """
     variants = list(variants or ablation_variants())
-    data = load_dataset(dataset, settings)
+    data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, settings)
+    dataset = data.name if isinstance(dataset, Dataset) else dataset
     configs = _configs(dataset, retriever, variants, top_k=top_k, limit=limit, seed=seed)
     runs = _complete_runs(store, configs, data.fingerprint)
     k = k or max(c for c in RECALL_KS if c <= top_k)

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from target_core.errors import TargetError
 from target_core.explore import table_ref
 from target_core.serialize import cell_text
@@ -100,6 +102,19 @@ class FailureReport:
 
     def in_category(self, name: str) -> list[FailureCase]:
         return [c for c in self.cases if name in c.categories]
+
+    def frame(self, category: str | None = None) -> pd.DataFrame:
+        """One row per failed query (of `category`, or all): id, query, tag, best rank,
+        categories and the evidence for `category` (or for each category, joined)."""
+        rows = []
+        for case in self.cases if category is None else self.in_category(category):
+            why = (case.evidence[category] if category else
+                   "; ".join(f"{name}: {text}" for name, text in case.evidence.items()))
+            rows.append({"query_id": case.query_id, "query": case.query, "tag": case.tag,
+                         "best gold rank": case.best_rank,
+                         "categories": ", ".join(case.categories), "why": why})
+        return pd.DataFrame(rows, columns=["query_id", "query", "tag", "best gold rank",
+                                           "categories", "why"])
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "dataset": self.dataset, "task": self.task,

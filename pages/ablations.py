@@ -1,0 +1,131 @@
+"""Ablations: one retriever over table views (title / no title × all rows / first 100 /
+header only, and the format) on the same queries, as paired experiments: the Table 2
+layout with p-values against the base view, and which queries depend on the title or the
+rows. ?dataset=NAME&retriever=SPEC&limit=N reopens it."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from pages import _shared as ui
+from target_core.analysis.ablation import ablation_variants, load_ablation, run_ablation
+from target_core.analysis.failure_figures import ablation_bars
+from target_core.errors import TargetError
+from target_core.retrievers import EXAMPLE_SPECS
+
+ui.frame()
+st.title("Ablations")
+name = ui.pick_dataset()
+dataset = ui.dataset_or_stop(name)
+
+params = st.query_params
+specs = list(EXAMPLE_SPECS)
+wanted = params.get("retriever", "bm25")
+if wanted not in specs:
+    specs.append(wanted)
+cols = st.columns([2, 1, 1])
+retriever = cols[0].selectbox("Retriever", specs, index=specs.index(wanted),
+                              accept_new_options=True, key="ablation-retriever",
+                              help="Any retriever spec, e.g. bm25 or dense:minilm.")
+top_k = int(cols[1].number_input("Top-k", 1, 100, int(params.get("top_k", 10)),
+                                 key="ablation-top-k"))
+limit = int(cols[2].number_input("Queries (0 = all)", 0, len(dataset.queries),
+                                 min(int(params.get("limit", 0)), len(dataset.queries)),
+                                 key="ablation-limit",
+                                 help="A seeded sample of this many queries."))
+ROWS = {"all rows": None, "first 100 rows": 100, "first 10 rows": 10, "header only": 0}
+cols = st.columns(2)
+rows_chosen = cols[0].multiselect("Rows", list(ROWS), ["all rows", "first 100 rows",
+                                                       "header only"], key="ablation-rows",
+                                  help="Each with and without the title; the first is the "
+                                       "base row of the table.")
+formats = cols[1].multiselect("Formats", ["markdown", "csv", "json"],
+                              ["markdown", "csv", "json"], key="ablation-formats",
+                              help="Each with the title and the first rows setting.")
+params.update({"retriever": retriever, "top_k": str(top_k), "limit": str(limit)})
+if not rows_chosen or not retriever:
+    st.info("Pick a retriever and at least one rows setting.")
+    st.stop()
+
+variants = ablation_variants([ROWS[r] for r in rows_chosen], formats or ["markdown"])
+options = {"top_k": top_k, "limit": limit or None, "variants": variants}
+try:
+    report = load_ablation(ui.store(), ui.settings(), dataset, retriever, **options)
+except TargetError as exc:
+    st.error(str(exc))
+    st.stop()
+
+missing = [v.variant.name for v in report.variants if v.run is None]
+label = (f"Run {len(missing)} missing variant(s)" if missing else "All variants are stored")
+if st.button(label, type="primary", disabled=not missing):
+    outer = st.progress(0.0, text="starting")
+    inner = st.progress(0.0, text="")
+
+    def on_variant(i: int, n: int, variant: str) -> None:
+        outer.progress(i / n, text=f"variant {i + 1}/{n}: {variant}")
+
+    def progress(done: int, total: int, what: str) -> None:
+        inner.progress(min(1.0, done / total) if total else 1.0,
+                       text=f"{what} {done:,}/{total:,}")
+
+    try:
+        run_ablation(ui.store(), ui.settings(), dataset.name, retriever,
+                              progress=progress, on_variant=on_variant, **options)
+    except TargetError as exc:
+        st.error(str(exc))
+        st.stop()
+    st.session_state["ablation-ran"] = f"Ran {len(missing)} variant(s)."
+    st.rerun()  # redraw with every variant stored (the button's label included)
+if ran := st.session_state.pop("ablation-ran", None):
+    st.success(ran)
+
+if report.hits.empty:
+    st.info(f"No variant of {ui.plain(retriever)} on {ui.plain(dataset.name)} is stored yet "
+            f"with these settings: run the ablation ({len(report.variants)} runs).")
+    st.stop()
+
+st.subheader("Table 2 layout")
+table = report.table()
+italic = set(report.italic_rows())
+formats_ = {**{f"R@{k}": "{:.3f}" for k in (1, 3, 5, 10)}, "ms": "{:.2f}",
+            "p vs base": "{:.2g}"}
+styled = (table.rename(columns={"ms": "ms / query"}).style
+          .format({("ms / query" if c == "ms" else c): f for c, f in formats_.items()},
+                  na_rep="—")
+          .apply(lambda row: ["font-style: italic" if row.name in italic else ""
+                              for _ in row], axis=1)
+          .hide(axis="index"))
+st.table(styled)  # a static table: st.dataframe's canvas drops italics
+st.caption(f"{len(report.hits)} queries, the same for every variant. Italic rows are the "
+           f"ones TARGET's Table 2 prints in italics (w/o title, header only). p vs base: "
+           f"paired McNemar test of hit@{report.k} against the first row, Holm-adjusted "
+           f"over the variants.")
+st.plotly_chart(ablation_bars(report), width="stretch")
+st.download_button("Download the table (CSV)", table.to_csv(index=False).encode(),
+                   file_name=f"ablation-{dataset.name}-{retriever}.csv".replace(":", "_"),
+                   mime="text/csv")
+
+st.subheader("Per-query sensitivity")
+by_name = {v.variant.name: v.run for v in report.variants if v.run is not None}
+missed_in = {"only with the title": "w/o title", "only without the title": "all rows",
+             "only with rows": "header only", "only header only": "all rows"}
+groups = report.sensitivity()
+if not groups:
+    st.info("Needs the base variant with its title and header-only counterparts.")
+cols = st.columns(max(1, len(groups)))
+for col, (group, ids) in zip(cols, groups.items(), strict=False):
+    col.metric(group.capitalize(), len(ids))
+for group, ids in groups.items():
+    if not ids:
+        continue
+    run = by_name.get(missed_in[group])
+    with st.expander(f"{group}: {len(ids)} queries (links open the run that missed them)"):
+        rows = [{"open": "query?" + urlencode({"run": run.run_id, "query": q}),
+                 "query_id": q, "tag": report.tags.get(q, ""),
+                 "query": dataset.query(q).query} for q in ids] if run else []
+        st.dataframe(rows, hide_index=True, width="stretch",
+                     height=ui.grid_height(len(rows), 10), column_config={
+                         "open": st.column_config.LinkColumn("open", display_text="query"),
+                         "query": st.column_config.TextColumn(width="large")})

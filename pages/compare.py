@@ -1,0 +1,157 @@
+"""Compare: two or more runs on one dataset, query by query: means with confidence
+intervals, paired tests with win/tie/loss, gold ranks side by side and the flipped
+queries with links to the Query page. ?runs=BASELINE,OTHER,...&k=K reopens it."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from pages import _shared as ui
+from target_core.analysis.compare import compare_runs
+from target_core.analysis.figures import ci_forest, rank_scatter, run_names, win_tie_loss_bars
+from target_core.analysis.report import (
+    DEFINITIONS,
+    flipped_table,
+    headline_table,
+    paired_tests_table,
+    report_html,
+)
+from target_core.analysis.significance import outcomes_frame
+from target_core.errors import TargetError
+from target_core.metrics.retrieval import default_ks
+
+ui.frame()
+st.title("Compare")
+store = ui.store()
+complete = store.list_runs(status="complete")  # newest first
+by_dataset: dict[str, list] = {}
+for record in complete:
+    by_dataset.setdefault(record.config.dataset, []).append(record)
+eligible = sorted(name for name, runs in by_dataset.items() if len(runs) >= 2)
+if not eligible:
+    st.info("Compare needs at least two complete runs on one dataset. Launch them on the "
+            "Run page, or with `python -m target_core run --dataset demo-qa --retriever "
+            "bm25` and `--retriever tfidf`.")
+    st.page_link("pages/run.py", label="Go to Run", icon=":material/play_arrow:")
+    st.stop()
+
+
+by_id = {r.run_id: r for r in complete}
+# The URL wins over the widgets' state on the first visit and whenever it changed since
+# this page last wrote it (a link, the back button); otherwise the widgets keep their
+# state, so the page's own echo in the URL never resets them.
+url = {p: st.query_params.get(p) for p in ("dataset", "runs", "k")}
+from_link = st.session_state.get("_compare-url") != url
+wanted_runs = [r for r in (url["runs"] or "").split(",") if r]
+linked = next((by_id[r].config.dataset for r in wanted_runs if r in by_id), None)
+wanted_dataset = linked or url["dataset"]
+if from_link or st.session_state.get("compare-dataset") not in eligible:
+    st.session_state["compare-dataset"] = (wanted_dataset if wanted_dataset in eligible
+                                           else eligible[0])
+dataset = st.sidebar.selectbox("Dataset", eligible, key="compare-dataset",
+                               help="Datasets with at least two complete runs.")
+
+candidates = by_dataset[dataset]
+labels = {r.run_id: f"{r.config.label} · {r.config.view.label} · k={r.config.top_k} · "
+          f"{r.run_id}" for r in candidates}
+runs_key = f"compare-runs-{dataset}"
+if from_link or runs_key not in st.session_state:
+    st.session_state[runs_key] = ([r for r in wanted_runs if r in labels]
+                                  or [r.run_id for r in reversed(candidates[:2])])
+st.session_state[runs_key] = [r for r in st.session_state[runs_key] if r in labels]
+selected = st.multiselect("Runs (the first is the baseline)", list(labels),
+                          format_func=labels.get, key=runs_key)
+written = {"dataset": dataset, "runs": ",".join(selected), "k": url["k"]}
+if len(selected) < 2:
+    st.query_params.update({p: v for p, v in written.items() if v is not None})
+    st.session_state["_compare-url"] = written
+    st.info("Pick at least two runs.")
+    st.stop()
+
+runs = [by_id[r] for r in selected]
+ks = sorted(set.intersection(*(set(default_ks(r.config.top_k)) for r in runs)))
+fallback_k = [k for k in ks if k in (1, 3, 5, 10)][-1:] or ks[-1:]
+if from_link or st.session_state.get("compare-k") not in ks:
+    wanted_k = url["k"] or ""
+    st.session_state["compare-k"] = (int(wanted_k) if wanted_k.isdigit()
+                                     and int(wanted_k) in ks else fallback_k[0])
+k = st.sidebar.selectbox("k (hit@k)", ks, key="compare-k",
+                         help="The cutoff of hit@k and of the flipped queries.")
+written["k"] = str(k)
+st.query_params.update(written)
+st.session_state["_compare-url"] = written
+
+try:
+    comparison = compare_runs(store, selected, k=k)
+    outcomes = outcomes_frame(store, selected, comparison.k)
+except TargetError as exc:
+    st.error(str(exc))
+    st.stop()
+
+names = run_names(runs)
+st.caption(f"{ui.plain(comparison.dataset)} · {comparison.n_queries} queries answered by "
+           f"every run · hit@{comparison.k} · baseline: {ui.plain(names[selected[0]])}")
+for pair in comparison.pairs:
+    if pair.warning:
+        st.warning(f"{ui.plain(names[pair.other])}: {ui.plain(pair.warning)}",
+                   icon=":material/warning:")
+
+st.subheader("Headline")
+st.dataframe(headline_table(comparison, names), hide_index=True, width="stretch")
+st.plotly_chart(ci_forest(comparison, names=names), width="stretch")
+
+st.subheader("Paired tests against the baseline")
+st.dataframe(paired_tests_table(comparison, names), hide_index=True, width="stretch",
+             column_config={"sig.": st.column_config.TextColumn(
+                 "sig.", help="✱: p < 0.05 (Holm-adjusted with more than two runs)")})
+st.plotly_chart(win_tie_loss_bars(comparison, names=names), width="stretch")
+with st.expander("How these are computed"):
+    st.markdown(ui.plain(DEFINITIONS))
+
+st.subheader("Gold ranks per query")
+st.caption("Best rank of any gold table in each run; a marker stands for every query with "
+           "the same pair of ranks (hover for their ids). Dotted lines: k. Below the "
+           "diagonal the compared run ranks the gold table higher.")
+columns = st.columns(min(2, len(comparison.pairs)))
+for i, pair in enumerate(comparison.pairs):
+    columns[i % len(columns)].plotly_chart(
+        rank_scatter(outcomes, pair.baseline, pair.other, names=names), width="stretch",
+        key=f"compare-scatter-{pair.other}")
+
+
+def query_link(run_id: str, query_id: str) -> str:
+    return "query?" + urlencode({"run": run_id, "query": query_id})
+
+
+st.subheader("Flipped queries")
+st.caption(f"Found within k = {comparison.k} by one run and missed by the other, largest "
+           "change of reciprocal rank first. The links open the query in each run.")
+for pair in comparison.pairs:
+    table = flipped_table(pair, names)
+    table["open baseline"] = [query_link(pair.baseline, q) for q in table["query_id"]]
+    table["open compared"] = [query_link(pair.other, q) for q in table["query_id"]]
+    st.markdown(f"**{ui.plain(names[pair.other])}** vs **{ui.plain(names[pair.baseline])}**: "
+                f"{len(pair.flipped)} flipped")
+    if table.empty:
+        continue
+    st.dataframe(table, hide_index=True, width="stretch", height=ui.grid_height(len(table)),
+                 key=f"compare-flipped-{pair.other}", column_config={
+                     "open baseline": st.column_config.LinkColumn(
+                         "baseline", display_text="open query",
+                         help=f"This query in {ui.plain(names[pair.baseline])} on the Query page"),
+                     "open compared": st.column_config.LinkColumn(
+                         "compared", display_text="open query",
+                         help=f"This query in {ui.plain(names[pair.other])} on the Query page")})
+
+st.subheader("Download")
+cols = st.columns(2)
+stem = f"compare-{comparison.dataset}-{'-vs-'.join(selected)}"
+cols[0].download_button(
+    "HTML report (standalone, offline)", data=lambda: report_html(comparison, outcomes, runs),
+    file_name=f"{stem}.html", mime="text/html", on_click="ignore",
+    icon=":material/description:")
+cols[1].download_button(
+    "Per-query outcomes (CSV)", data=lambda: outcomes.to_csv(index=False),
+    file_name=f"{stem}.csv", mime="text/csv", on_click="ignore", icon=":material/table:")

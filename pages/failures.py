@@ -1,0 +1,132 @@
+"""Failures: why a run's queries missed their gold tables (a taxonomy with definitions,
+counts, examples and links to each query), and for runs with a generator, whether a
+wrong answer came from retrieval or from generation. ?run=RUN_ID&category=NAME&k=K
+reopens it."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from pages import _shared as ui
+from target_core.analysis.attribution import attribution, rank_quality
+from target_core.analysis.failure_figures import category_bars, rank_quality_bars, tag_heatmap
+from target_core.analysis.failures import CATEGORIES, analyse_failures
+from target_core.errors import TargetError
+
+ui.frame()
+st.title("Failures")
+store = ui.store()
+runs = [r for r in store.list_runs() if r.n_done]
+if not runs:
+    st.info("No runs yet. Launch one on the Run page, or with "
+            "`python -m target_core run --dataset demo-qa --retriever bm25 --no-title`.")
+    st.stop()
+
+labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label} · "
+          f"{r.config.view.label}" for r in runs}
+run_id = ui.url_selectbox("Run", list(labels), param="run", key="failures-run",
+                          where=st.sidebar, format_func=labels.get)
+run = store.get_run(run_id)
+k = ui.url_selectbox("k", list(range(1, run.config.top_k + 1)), param="k",
+                     key=f"failures-k-{run_id}", where=st.sidebar,
+                     default=min(run.config.top_k, 10),
+                     help="A query fails when a gold table is not in the first k.")
+
+try:
+    dataset = ui.load_by_name(run.config.dataset)
+    report = analyse_failures(store, dataset, run_id, k=k)
+except TargetError as exc:
+    st.error(str(exc))
+    st.stop()
+
+st.caption(f"{ui.plain(run.config.label)} on {ui.plain(run.config.dataset)} · view "
+           f"{ui.plain(run.config.view.label)} · top-k {run.config.top_k} · run {run_id}")
+cols = st.columns(3)
+cols[0].metric("Queries", report.n_queries)
+cols[1].metric(f"Missed a gold table within k = {k}", report.n_failed)
+cols[2].metric("Failure rate", f"{report.n_failed / report.n_queries:.1%}")
+for note in report.notes:
+    st.info(note)
+if not report.cases:
+    st.success("Every query has all its gold tables within k.")
+    st.stop()
+
+
+def query_link(query_id: str) -> str:
+    return "query?" + urlencode({"run": run_id, "query": query_id})
+
+
+st.plotly_chart(category_bars(report), width="stretch")
+with st.expander("Definitions", expanded=False):
+    st.dataframe(
+        [{"category": n, "queries": report.counts[n], "definition": d}
+         for n, d in CATEGORIES.items()], hide_index=True, width="stretch",
+        column_config={"definition": st.column_config.TextColumn(width="large")})
+heatmap = tag_heatmap(report)
+if heatmap is not None:
+    st.plotly_chart(heatmap, width="stretch")
+    st.caption("The demo datasets tag each query with the failure it was built to "
+               "provoke (`failure_mode`): each tag should land in its category.")
+
+st.subheader("Drill down")
+names = [n for n, c in report.counts.items() if c]
+category = ui.url_selectbox("Category", names, param="category",
+                            key=f"failures-cat-{run_id}-{k}",
+                            format_func=lambda n: f"{n} ({report.counts[n]})")
+st.caption(ui.plain(CATEGORIES[category]))
+cases = report.frame(category)
+cases.insert(0, "open", [query_link(q) for q in cases["query_id"]])
+st.dataframe(cases, hide_index=True, width="stretch", height=ui.grid_height(len(cases), 12),
+             column_config={
+                 "open": st.column_config.LinkColumn("open", display_text="query"),
+                 "query": st.column_config.TextColumn(width="large"),
+                 "why": st.column_config.TextColumn(width="large")})
+st.download_button("Download all failed queries (CSV)",
+                   report.frame().to_csv(index=False).encode(),
+                   file_name=f"failures-{run_id}-k{k}.csv", mime="text/csv")
+
+if run.config.generation is None:
+    st.stop()
+st.subheader("Retrieval or generation?")
+try:
+    split = attribution(store, run_id) if run.config.generation.context == "retrieved" else None
+    quality = rank_quality(store, run_id)
+except TargetError as exc:
+    st.warning(str(exc))
+    st.stop()
+if split is not None:
+    counts = split.counts
+    st.caption(f"Gold retrieved: every gold table among the {split.k} tables the generator "
+               f"was given. Right: {ui.plain(split.correct_rule)}.")
+    st.dataframe([{"": "gold retrieved", "answer right": counts["retrieved_correct"],
+                   "answer wrong": counts["retrieved_wrong"]},
+                  {"": "gold missed", "answer right": counts["missed_correct"],
+                   "answer wrong": counts["missed_wrong"]}], hide_index=True)
+    if split.oracle is None:
+        st.info("Run the same generator with oracle context (the gold tables) to split the "
+                "wrong answers into retrieval- and generation-caused.")
+    else:
+        o = split.oracle
+        cols = st.columns(3)
+        cols[0].metric("Retrieval-caused", len(o.retrieval_caused),
+                       help="Wrong with the retrieved tables, right with the gold tables.")
+        cols[1].metric("Generation-caused", len(o.generation_caused),
+                       help="Wrong with the gold tables too.")
+        cols[2].metric("Oracle worse", len(o.oracle_worse),
+                       help="Right with the retrieved tables, wrong with the gold ones.")
+        st.caption(f"Against oracle run {o.oracle_run_id}: {o.n_wrong} wrong answers among "
+                   f"{o.n_common} queries in common.")
+        examples = [{"open": query_link(q), "query_id": q, "cause": cause}
+                    for cause, ids in (("retrieval", o.retrieval_caused),
+                                       ("generation", o.generation_caused))
+                    for q in ids[:20]]
+        if examples:
+            st.dataframe(examples, hide_index=True, width="stretch",
+                         height=ui.grid_height(len(examples), 8), column_config={
+                             "open": st.column_config.LinkColumn("open",
+                                                                 display_text="query")})
+st.plotly_chart(rank_quality_bars(quality), width="stretch")
+st.caption("Downstream score by the best rank of a gold table (TARGET's error analysis); "
+           "a negative rho means better-ranked gold goes with better answers.")

@@ -1,0 +1,109 @@
+"""The Failures and Ablations pages driven with AppTest: deep links reopen a run, a
+category and an ablation; the ablation button runs the missing variants; a generation run
+shows its attribution."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from target_core.config import load_settings
+from target_core.runner import run_retrieval
+from target_core.types import GenerationConfig, RunConfig, TableView
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    monkeypatch.setenv("TARGET_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    settings = load_settings(tmp_path / "ws")
+
+    def start(page: str, **params: str) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+        at.switch_page(page)
+        for key, value in params.items():
+            at.query_params[key] = value
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    return start, settings
+
+
+def _run(settings, **config) -> str:
+    return run_retrieval(RunConfig(**config), settings=settings).run.run_id
+
+
+def test_failures_page_deep_link_to_a_category(app) -> None:
+    start, settings = app
+    titled = _run(settings, dataset="demo-qa", retriever="bm25", limit=80)
+    untitled = _run(settings, dataset="demo-qa", retriever="bm25", limit=80,
+                    view=TableView(title=False, section_title=False))
+    at = start("pages/failures.py", run=untitled, category="title-dependent")
+    assert at.title[0].value == "Failures"
+    assert not at.error
+    assert at.selectbox(key=f"failures-cat-{untitled}-10").value == "title-dependent"
+    cases = at.dataframe[-1].value
+    assert len(cases) > 0 and cases["open"].str.startswith(f"query?run={untitled}").all()
+    assert not [i for i in at.info if "ablate" in i.value]  # the pair run exists
+    assert at.query_params["run"] == [untitled] or at.query_params["run"] == untitled
+    # without the pair, a note says how to get title-dependent
+    at = start("pages/failures.py", run=titled)
+    assert any("Every query" in s.value for s in at.success) or at.dataframe
+
+
+def test_failures_page_attribution_for_a_generation_run(app) -> None:
+    start, settings = app
+    config = {"dataset": "demo-fact", "retriever": "bm25", "limit": 60}
+    retrieved = _run(settings, **config, generation=GenerationConfig("heuristic"))
+    _run(settings, **config, generation=GenerationConfig("heuristic", context="oracle"))
+    at = start("pages/failures.py", run=retrieved)
+    assert "Retrieval or generation?" in [h.value for h in at.subheader]
+    labels = [m.label for m in at.metric]
+    assert {"Retrieval-caused", "Generation-caused", "Oracle worse"} <= set(labels)
+    assert not at.error
+
+
+def test_ablations_page_runs_the_missing_variants(app) -> None:
+    start, _ = app
+    at = start("pages/ablations.py", dataset="demo-qa", retriever="bm25", limit="40")
+    assert "No variant" in at.info[0].value
+    at.multiselect(key="ablation-rows").set_value(["all rows", "header only"])
+    at.multiselect(key="ablation-formats").set_value(["markdown"])
+    at.run()
+    button = at.button[0]
+    assert button.label == "Run 4 missing variant(s)"
+    button.click()
+    at.run(timeout=120)
+    assert not at.exception and not at.error
+    assert at.button[0].label == "All variants are stored"
+    assert "Table 2 layout" in [h.value for h in at.subheader]
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["Only with the title"]) > 0
+    # the URL keeps the settings
+    assert at.query_params["retriever"] in ("bm25", ["bm25"])
+
+
+def test_run_choices_are_kept_one_after_another(app) -> None:
+    """Choosing run B, then run C, lands on C (the URL echo must not reset the widget),
+    on the Failures and the Query page; a link (a changed URL) still wins."""
+    start, settings = app
+    runs = [_run(settings, dataset="demo-qa", retriever=spec, limit=30)
+            for spec in ("bm25", "tfidf", "no-context")]
+    for page, key in (("pages/failures.py", "failures-run"), ("pages/query.py", "query-run")):
+        at = start(page)
+        for run_id in (runs[1], runs[0], runs[2]):
+            at.sidebar.selectbox(key=key).set_value(run_id).run()
+            assert not at.exception
+            assert at.sidebar.selectbox(key=key).value == run_id, page
+            assert at.query_params["run"] in (run_id, [run_id])
+        at.query_params["run"] = runs[0]
+        at.run()
+        assert at.sidebar.selectbox(key=key).value == runs[0]
