@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -327,3 +328,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `... | head`: the reader left, nothing more to say
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the exit quiet
+        return 0

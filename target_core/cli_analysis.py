@@ -43,7 +43,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     if len(args.run_ids) < 2:
         raise ConfigError("compare needs at least two run ids (the first is the baseline)")
-    result = compare_runs(_store(args), args.run_ids, k=args.k)
+    store = _store(args)
+    result = compare_runs(store, args.run_ids, k=args.k)
+    _write_compare_files(store, args, result)
     if args.json:
         _print_json(result.to_dict())
         return 0
@@ -74,6 +76,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
                               ["query_id", "baseline", "other", "rank baseline",
                                "rank other", "rr change"]))
     return 0
+
+
+def _write_compare_files(store: Any, args: argparse.Namespace, result: Any) -> None:
+    """--html: the standalone report; --csv: per-query outcomes (paths go to stderr)."""
+    from pathlib import Path
+
+    from target_core.analysis.report import report_html
+    from target_core.analysis.significance import outcomes_frame
+
+    if not (args.html or args.csv):
+        return
+    outcomes = outcomes_frame(store, args.run_ids, result.k)
+    for path, write in ((args.html, lambda p: p.write_text(report_html(
+            result, outcomes, [store.get_run(r) for r in args.run_ids]), encoding="utf-8")),
+                        (args.csv, lambda p: outcomes.to_csv(p, index=False))):
+        if path:
+            out = Path(path)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            write(out)
+            print(f"wrote {out}", file=sys.stderr)
 
 
 def _rows_list(text: str | None) -> tuple[int | None, ...] | None:
@@ -227,6 +249,10 @@ def analysis_arguments(name: str, command: argparse.ArgumentParser) -> None:
                                   "baseline")
         command.add_argument("--k", type=int, help="hit@k cutoff (default: the largest "
                              "of 1, 3, 5, 10 within every run's top_k)")
+        command.add_argument("--html", metavar="PATH", help="also write a standalone HTML "
+                             "report (plots embedded, opens offline)")
+        command.add_argument("--csv", metavar="PATH", help="also write per-query outcomes "
+                             "of every run as CSV")
     elif name == "ablate":
         command.add_argument("--dataset", required=True, help="dataset name or folder path")
         command.add_argument("--retriever", required=True, help="retriever spec, e.g. bm25")

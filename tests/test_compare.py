@@ -235,3 +235,13 @@ def test_cli_compare_bm25_vs_tfidf(tmp_path: Path) -> None:
     one = _cli("compare", ids[0], "--workspace", str(tmp_path))
     assert one.returncode == 2 and one.stdout == ""
     assert len(one.stderr.strip().splitlines()) == 1 and "at least two" in one.stderr
+    # the report and the per-query outcomes, written next to the printed comparison
+    html_path, csv_path = tmp_path / "out" / "report.html", tmp_path / "out" / "q.csv"
+    files = _cli("compare", *ids, "--workspace", str(tmp_path), "--html", str(html_path),
+                 "--csv", str(csv_path), "--json")
+    assert files.returncode == 0 and json.loads(files.stdout)["n_queries"] == 60
+    page = html_path.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and ids[1] in page
+    assert "<script src=" not in page  # plotly.js is inlined, not fetched from a CDN
+    header, *rows = csv_path.read_text(encoding="utf-8").splitlines()
+    assert header.startswith("query_id,") and f"{ids[0]}:hit" in header and len(rows) == 60
