@@ -182,3 +182,11 @@ def url_selectbox(label: str, options: list, *, param: str, key: str,
     st.query_params[param] = str(value)
     st.session_state[echoed] = str(value)
     return value
+
+
+def pick_run(runs: list, key: str) -> str:
+    """The sidebar's run selector over `runs` (RunRecords), kept in the URL as ?run=ID."""
+    labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label} · "
+              f"{r.config.view.label} · k={r.config.top_k}" for r in runs}
+    return url_selectbox("Run", list(labels), param="run", key=key, where=st.sidebar,
+                         format_func=labels.get)

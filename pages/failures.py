@@ -24,10 +24,7 @@ if not runs:
             "`python -m target_core run --dataset demo-qa --retriever bm25 --no-title`.")
     st.stop()
 
-labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label} · "
-          f"{r.config.view.label}" for r in runs}
-run_id = ui.url_selectbox("Run", list(labels), param="run", key="failures-run",
-                          where=st.sidebar, format_func=labels.get)
+run_id = ui.pick_run(runs, key="failures-run")
 run = store.get_run(run_id)
 k = ui.url_selectbox("k", list(range(1, run.config.top_k + 1)), param="k",
                      key=f"failures-k-{run_id}", where=st.sidebar,

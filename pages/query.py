@@ -30,10 +30,7 @@ if not runs:
     st.info("No runs yet. Launch one on the Run page.")
     st.stop()
 
-labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label} · "
-          f"{r.config.view.label} · k={r.config.top_k}" for r in runs}
-run_id = ui.url_selectbox("Run", list(labels), param="run", key="query-run",
-                          where=st.sidebar, format_func=labels.get)
+run_id = ui.pick_run(runs, key="query-run")
 run = store.get_run(run_id)
 try:
     dataset = ui.load_by_name(run.config.dataset)

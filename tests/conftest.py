@@ -14,6 +14,8 @@ from target_core.config import Settings, load_settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
+ROOT = Path(__file__).resolve().parent.parent
+
 pytest_plugins = ["fake_openai"]  # the fake OpenAI-compatible server fixture
 
 
@@ -74,3 +76,28 @@ def write_dataset(tmp_path: Path) -> Callable[..., Path]:
         return folder
 
     return write
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, handmade_dir: Path):
+    """Start the dashboard in AppTest on one page: `app(page, **query_params)`. The
+    workspace is tmp_path/"ws" (empty), datasets: the bundled demos and handmade-qa."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("TARGET_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.setenv("TARGET_DATASETS", str(handmade_dir))
+    monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+    def start(page: str = "pages/datasets.py", **params: str) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+        at.switch_page(page)
+        for key, value in params.items():
+            at.query_params[key] = value
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    return start

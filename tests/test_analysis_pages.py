@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
 from target_core.config import load_settings
 from target_core.runner import run_retrieval
@@ -18,23 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    monkeypatch.setenv("TARGET_WORKSPACE", str(tmp_path / "ws"))
-    monkeypatch.chdir(ROOT)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    settings = load_settings(tmp_path / "ws")
-
-    def start(page: str, **params: str) -> AppTest:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-        at.switch_page(page)
-        for key, value in params.items():
-            at.query_params[key] = value
-        at.run()
-        assert not at.exception, at.exception
-        return at
-
-    return start, settings
+def app(app, tmp_path: Path):
+    """The shared AppTest starter and the settings of its workspace."""
+    return app, load_settings(tmp_path / "ws")
 
 
 def _run(settings, **config) -> str:

@@ -12,8 +12,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
 from target_core.analysis.compare import compare_runs
 from target_core.analysis.figures import (
@@ -218,23 +216,9 @@ def test_run_names_tell_runs_apart(store) -> None:
 # --- the pages -----------------------------------------------------------------------------
 
 @pytest.fixture
-def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, handmade_dir: Path):
-    monkeypatch.setenv("TARGET_WORKSPACE", str(tmp_path / "ws"))
-    monkeypatch.setenv("TARGET_DATASETS", str(handmade_dir))
-    monkeypatch.chdir(ROOT)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-    def start(page: str = "pages/compare.py", **params: str) -> AppTest:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        at.switch_page(page)
-        for key, value in params.items():
-            at.query_params[key] = value
-        at.run()
-        assert not at.exception, at.exception
-        return at
-
-    return start
+def app(app):
+    """The shared AppTest starter, opening the Compare page unless told otherwise."""
+    return lambda page="pages/compare.py", **params: app(page, **params)
 
 
 @pytest.fixture

@@ -6,30 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, handmade_dir: Path):
-    monkeypatch.setenv("TARGET_WORKSPACE", str(tmp_path / "ws"))
-    monkeypatch.setenv("TARGET_DATASETS", str(handmade_dir))
-    monkeypatch.chdir(ROOT)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-    def start(page: str = "pages/datasets.py", **params: str) -> AppTest:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        at.switch_page(page)
-        for key, value in params.items():
-            at.query_params[key] = value
-        at.run()
-        assert not at.exception, at.exception
-        return at
-
-    return start
 
 
 def test_home_lists_every_dataset_with_a_link(app) -> None:
