@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from target_core.cli_analysis import ANALYSIS_COMMANDS, analysis_arguments
+from target_core.cli_benchgen import BENCHGEN_COMMANDS, benchgen_arguments
 from target_core.cli_format import ProgressBar, format_rows
 from target_core.config import load_settings
 from target_core.errors import TargetError
@@ -243,6 +244,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     "import": ("store TARGET's retrieval and/or downstream results JSONL as a run",
                cmd_import),
     **ANALYSIS_COMMANDS,
+    **BENCHGEN_COMMANDS,
 }
 
 
@@ -313,6 +315,8 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--label", help="name of the imported retriever")
         elif name in ANALYSIS_COMMANDS:
             analysis_arguments(name, command)
+        elif name in BENCHGEN_COMMANDS:
+            benchgen_arguments(command)
     return parser
 
 

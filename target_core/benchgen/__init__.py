@@ -1,0 +1,1 @@
+"""Benchmark builder: SQL templates -> sampled SQL -> questions -> review -> dataset (seed 002)."""
