@@ -6,6 +6,7 @@ Only Streamlit glue lives here; every computation is a target_core call.
 from __future__ import annotations
 
 import re
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -190,3 +191,8 @@ def pick_run(runs: list, key: str) -> str:
               f"{r.config.view.label} · k={r.config.top_k}" for r in runs}
     return url_selectbox("Run", list(labels), param="run", key=key, where=st.sidebar,
                          format_func=labels.get)
+
+
+def query_url(run_id: str, query_id: str) -> str:
+    """The Query page's link to one query of one run (relative to the app's root)."""
+    return "query?" + urlencode({"run": run_id, "query": query_id})

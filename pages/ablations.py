@@ -5,8 +5,6 @@ rows. ?dataset=NAME&retriever=SPEC&limit=N reopens it."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import streamlit as st
 
 from pages import _shared as ui
@@ -108,9 +106,6 @@ st.download_button("Download the table (CSV)", table.to_csv(index=False).encode(
                    mime="text/csv")
 
 st.subheader("Per-query sensitivity")
-by_name = {v.variant.name: v.run for v in report.variants if v.run is not None}
-missed_in = {"only with the title": "w/o title", "only without the title": "all rows",
-             "only with rows": "header only", "only header only": "all rows"}
 groups = report.sensitivity()
 if not groups:
     st.info("Needs the base variant with its title and header-only counterparts.")
@@ -120,9 +115,9 @@ for col, (group, ids) in zip(cols, groups.items(), strict=False):
 for group, ids in groups.items():
     if not ids:
         continue
-    run = by_name.get(missed_in[group])
+    run = report.missed_by(group)
     with st.expander(f"{group}: {len(ids)} queries (links open the run that missed them)"):
-        rows = [{"open": "query?" + urlencode({"run": run.run_id, "query": q}),
+        rows = [{"open": ui.query_url(run.run_id, q),
                  "query_id": q, "tag": report.tags.get(q, ""),
                  "query": dataset.query(q).query} for q in ids] if run else []
         st.dataframe(rows, hide_index=True, width="stretch",

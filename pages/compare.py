@@ -4,8 +4,6 @@ queries with links to the Query page. ?runs=BASELINE,OTHER,...&k=K reopens it.""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import streamlit as st
 
 from pages import _shared as ui
@@ -121,17 +119,13 @@ for i, pair in enumerate(comparison.pairs):
         key=f"compare-scatter-{pair.other}")
 
 
-def query_link(run_id: str, query_id: str) -> str:
-    return "query?" + urlencode({"run": run_id, "query": query_id})
-
-
 st.subheader("Flipped queries")
 st.caption(f"Found within k = {comparison.k} by one run and missed by the other, largest "
            "change of reciprocal rank first. The links open the query in each run.")
 for pair in comparison.pairs:
     table = flipped_table(pair, names)
-    table["open baseline"] = [query_link(pair.baseline, q) for q in table["query_id"]]
-    table["open compared"] = [query_link(pair.other, q) for q in table["query_id"]]
+    table["open baseline"] = [ui.query_url(pair.baseline, q) for q in table["query_id"]]
+    table["open compared"] = [ui.query_url(pair.other, q) for q in table["query_id"]]
     st.markdown(f"**{ui.plain(names[pair.other])}** vs **{ui.plain(names[pair.baseline])}**: "
                 f"{len(pair.flipped)} flipped")
     if table.empty:

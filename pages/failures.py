@@ -5,8 +5,6 @@ reopens it."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import streamlit as st
 
 from pages import _shared as ui
@@ -51,10 +49,6 @@ if not report.cases:
     st.stop()
 
 
-def query_link(query_id: str) -> str:
-    return "query?" + urlencode({"run": run_id, "query": query_id})
-
-
 st.plotly_chart(category_bars(report), width="stretch")
 with st.expander("Definitions", expanded=False):
     st.dataframe(
@@ -74,7 +68,7 @@ category = ui.url_selectbox("Category", names, param="category",
                             format_func=lambda n: f"{n} ({report.counts[n]})")
 st.caption(ui.plain(CATEGORIES[category]))
 cases = report.frame(category)
-cases.insert(0, "open", [query_link(q) for q in cases["query_id"]])
+cases.insert(0, "open", [ui.query_url(run_id, q) for q in cases["query_id"]])
 st.dataframe(cases, hide_index=True, width="stretch", height=ui.grid_height(len(cases), 12),
              column_config={
                  "open": st.column_config.LinkColumn("open", display_text="query"),
@@ -115,7 +109,7 @@ if split is not None:
                        help="Right with the retrieved tables, wrong with the gold ones.")
         st.caption(f"Against oracle run {o.oracle_run_id}: {o.n_wrong} wrong answers among "
                    f"{o.n_common} queries in common.")
-        examples = [{"open": query_link(q), "query_id": q, "cause": cause}
+        examples = [{"open": ui.query_url(run_id, q), "query_id": q, "cause": cause}
                     for cause, ids in (("retrieval", o.retrieval_caused),
                                        ("generation", o.generation_caused))
                     for q in ids[:20]]

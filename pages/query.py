@@ -5,8 +5,6 @@ failed queries. ?run=RUN_ID&query=QUERY_ID&table=DB/TABLE reopens it."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import streamlit as st
 
 from pages import _answer
@@ -71,7 +69,7 @@ elif answer is None:
 def link(query_id: str | None, label: str) -> str:
     if query_id is None:
         return f"{label}: none"
-    return f"[{label}](query?{urlencode({'run': run_id, 'query': query_id})})"
+    return f"[{label}]({ui.query_url(run_id, query_id)})"
 
 
 st.markdown(f"{link(view.previous_failed, '← previous failed')} · "

@@ -79,6 +79,12 @@ class QueryResult:
     generation: dict[str, Any] | None = None
     """The generator's answer, its context and its evaluation (None: retrieval only)."""
 
+    @property
+    def best_rank(self) -> int | None:
+        """Best (lowest) rank of any gold table, beyond top_k when known; None: unranked."""
+        ranks = [r for r in self.gold_ranks.values() if r is not None]
+        return min(ranks) if ranks else None
+
     def outcome(self) -> QueryOutcome:
         """The metrics' view of this result (what the retriever returned against gold)."""
         return QueryOutcome(query_id=self.query_id, retrieved=[k for k, _ in self.ranked],

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from target_core.analysis.compare import compare_runs
+from target_core.analysis.stats import holm, mcnemar_exact
 from target_core.config import Settings
 from target_core.datasets import load_dataset
 from target_core.errors import ConfigError
@@ -29,6 +29,13 @@ __all__ = ["AblationReport", "Variant", "ablation_variants", "load_ablation", "r
 
 DEFAULT_ROWS: tuple[int | None, ...] = (None, 100, 0)
 RECALL_KS = (1, 3, 5, 10)
+SENSITIVITY: dict[str, tuple[str, str]] = {
+    "only with the title": ("all rows", "w/o title"),
+    "only without the title": ("w/o title", "all rows"),
+    "only with rows": ("all rows", "header only"),
+    "only header only": ("header only", "all rows"),
+}
+"""group -> (variant that finds its queries, variant that misses them)."""
 
 
 @dataclass(frozen=True)
@@ -111,20 +118,17 @@ class AblationReport:
     def sensitivity(self) -> dict[str, list[str]]:
         """Queries whose outcome depends on one piece of metadata (paired, all rows or
         header only, markdown): found only with the title, only without it, only with
-        the rows, only header only."""
-        names = set(self.hits.columns)
-        groups: dict[str, list[str]] = {}
+        the rows, only header only (SENSITIVITY: found in one variant, missed in the
+        other)."""
+        hit = self.hits
+        return {label: list(hit.index[(hit[found] > 0) & (hit[missed] == 0)])
+                for label, (found, missed) in SENSITIVITY.items()
+                if found in hit.columns and missed in hit.columns}
 
-        def only(label: str, a: str, b: str) -> None:
-            if a in names and b in names:
-                hit = self.hits
-                groups[label] = list(hit.index[(hit[a] > 0) & (hit[b] == 0)])
-
-        only("only with the title", "all rows", "w/o title")
-        only("only without the title", "w/o title", "all rows")
-        only("only with rows", "all rows", "header only")
-        only("only header only", "header only", "all rows")
-        return groups
+    def missed_by(self, group: str) -> RunRecord | None:
+        """The run that misses the queries of a sensitivity group."""
+        missed = SENSITIVITY[group][1]
+        return next((v.run for v in self.variants if v.variant.name == missed), None)
 
     def to_dict(self) -> dict[str, Any]:
         table = self.table().astype(object).where(lambda f: f.notna(), None)
@@ -162,25 +166,31 @@ def load_ablation(store: RunStore, settings: Settings, dataset: str | Dataset,
     """
     variants = list(variants or ablation_variants())
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, settings)
-    dataset = data.name if isinstance(dataset, Dataset) else dataset
-    configs = _configs(dataset, retriever, variants, top_k=top_k, limit=limit, seed=seed)
+    name = data.name if isinstance(dataset, Dataset) else dataset
+    configs = _configs(name, retriever, variants, top_k=top_k, limit=limit, seed=seed)
     runs = _complete_runs(store, configs, data.fingerprint)
     k = k or max(c for c in RECALL_KS if c <= top_k)
     hits = pd.DataFrame({v.name: _hit_column(store, run, k)
                          for v, run in zip(variants, runs, strict=True) if run is not None})
-    p_values: dict[str, float] = {}
-    present = [run for run in runs if run is not None]
-    if runs[0] is not None and len(present) > 1:
-        comparison = compare_runs(store, [run.run_id for run in present], k=k)
-        for pair in comparison.pairs:
-            test = pair.tests[0]  # hit@k, McNemar
-            p_values[pair.other] = test.p_holm if test.p_holm is not None else test.p_value
-    results = [VariantResult(v, run, p_values.get(run.run_id) if run else None)
+    p_values = _paired_p_values(hits, variants[0].name) if runs[0] is not None else {}
+    results = [VariantResult(v, run, p_values.get(v.name))
                for v, run in zip(variants, runs, strict=True)]
     tags = {q.query_id: str(q.meta["failure_mode"]) for q in data.queries
             if q.meta.get("failure_mode") is not None}
     return AblationReport(dataset=data.name, retriever=retriever, k=k, variants=results,
                           hits=hits, tags={q: t for q, t in tags.items() if q in hits.index})
+
+
+def _paired_p_values(hits: pd.DataFrame, base: str) -> dict[str, float]:
+    """Exact McNemar of each variant's hit@k against the base on their common queries,
+    Holm-adjusted over the variants (what compare_runs gives, without its bootstrap)."""
+    others = [c for c in hits.columns if c != base]
+    raw = []
+    for name in others:
+        pair = hits[[base, name]].dropna()
+        found, other = pair[base] > 0, pair[name] > 0
+        raw.append(mcnemar_exact(int((found & ~other).sum()), int((~found & other).sum())))
+    return dict(zip(others, holm(raw), strict=True))
 
 
 def _hit_column(store: RunStore, run: RunRecord, k: int) -> pd.Series:
@@ -208,5 +218,6 @@ def run_ablation(store: RunStore, settings: Settings, dataset: str, retriever: s
             on_variant(i, len(variants), variant.name)
         if run is None:
             run_retrieval(config, settings=settings, store=store, progress=progress)
-    return load_ablation(store, settings, dataset, retriever, top_k=top_k, limit=limit,
-                         seed=seed, variants=variants, k=k)
+    return load_ablation(store, settings, data if data.name == dataset else dataset,
+                         retriever, top_k=top_k, limit=limit, seed=seed, variants=variants,
+                         k=k)

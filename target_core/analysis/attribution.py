@@ -230,10 +230,6 @@ def attribution(store: RunStore, run_id: str, *, oracle_run_id: str | None = Non
         oracle=split)
 
 
-def best_rank(result: QueryResult) -> int | None:
-    ranks = [r for r in result.gold_ranks.values() if r is not None]
-    return min(ranks) if ranks else None
-
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
@@ -266,7 +262,7 @@ def rank_quality(store: RunStore, run_id: str) -> RankQuality:
     members: dict[str, list[str]] = {label: [] for label, _, _ in RANK_BINS}
     ranks = []
     for r in results:
-        rank = best_rank(r)
+        rank = r.best_rank
         rank = NOT_RETRIEVED_RANK if rank is None or rank > 10 else rank
         label = next(lab for lab, _, high in RANK_BINS if high is None or rank <= high)
         members[label].append(r.query_id)

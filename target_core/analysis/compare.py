@@ -106,10 +106,6 @@ class RunComparison:
                 "pairs": [asdict(p) for p in self.pairs]}
 
 
-def _best_rank(result: QueryResult) -> int | None:
-    ranks = [r for r in result.gold_ranks.values() if r is not None]
-    return min(ranks) if ranks else None
-
 
 def _choose_k(runs: Sequence[RunRecord], k: int | None) -> int:
     min_k = min(r.config.top_k for r in runs)
@@ -203,7 +199,7 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], *, k: int | None = Non
                 flipped.append(FlippedQuery(
                     query_id=q, hit_baseline=hit_a, hit_other=hit_b,
                     rr_baseline=float(a.metrics["mrr"]), rr_other=float(b.metrics["mrr"]),
-                    rank_baseline=_best_rank(a), rank_other=_best_rank(b)))
+                    rank_baseline=a.best_rank, rank_other=b.best_rank))
         flipped.sort(key=lambda f: -abs(f.rr_other - f.rr_baseline))  # stable: query order
         hit_test = tests[0]
         pairs.append(PairComparison(

@@ -19,7 +19,7 @@ import pandas as pd
 from target_core.analysis.compare import BINARY_DOWNSTREAM, GRADED_DOWNSTREAM
 from target_core.analysis.stats import ALPHA, holm, mcnemar_exact, paired_randomization
 from target_core.leaderboard import leaderboard
-from target_core.store import QueryResult, RunRecord, RunStore
+from target_core.store import RunRecord, RunStore
 
 __all__ = ["OUTCOME_FIELDS", "VsBest", "outcome_column", "outcomes_frame",
            "significant_vs_best"]
@@ -32,10 +32,6 @@ def outcome_column(run_id: str, field: str) -> str:
     """Column name of one run's field in `outcomes_frame`, e.g. "RUN:hit"."""
     return f"{run_id}:{field}"
 
-
-def _best_rank(result: QueryResult) -> int | None:
-    ranks = [r for r in result.gold_ranks.values() if r is not None]
-    return min(ranks) if ranks else None
 
 
 def outcomes_frame(store: RunStore, run_ids: Sequence[str], k: int) -> pd.DataFrame:
@@ -63,7 +59,7 @@ def outcomes_frame(store: RunStore, run_ids: Sequence[str], k: int) -> pd.DataFr
             metrics = result.metrics
             row[outcome_column(run_id, "hit")] = metrics.get(hit_key)
             row[outcome_column(run_id, "rr")] = metrics.get("mrr")
-            row[outcome_column(run_id, "best_gold_rank")] = _best_rank(result)
+            row[outcome_column(run_id, "best_gold_rank")] = result.best_rank
             for metric in downstream:
                 row[outcome_column(run_id, metric)] = metrics.get(metric)
     frame = pd.DataFrame(list(rows.values()), columns=columns)
