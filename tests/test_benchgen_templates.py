@@ -22,10 +22,9 @@ from target_core.benchgen.instantiate import (
     SampledQuery,
     _Database,
     _draw_value,
-    quote_identifier,
     sample_queries,
-    sql_literal,
 )
+from target_core.benchgen.render import quote_identifier, sql_literal
 from target_core.benchgen.templates import (
     EXAMPLE_TEMPLATES_DIR,
     TemplateError,

@@ -270,7 +270,8 @@ def test_to_dict_is_json_safe_and_round_trips():
         ("last month", "last month"),
         ("  Last  Month ", "last month"),
         ("yesterday", "yesterday"),
-        ("last 7 days", "last 7 days"),
+        ("last 7 days", "in the last 7 days"),
+        ("Last 3  Months", "in the last 3 months"),
         ("2024-12-31", "on 31 December 2024"),
         ("2024-12", "in December 2024"),
         ("2024", "in 2024"),
@@ -280,3 +281,55 @@ def test_to_dict_is_json_safe_and_round_trips():
 )
 def test_describe(expression, text):
     assert describe(resolve(expression, D("2025-01-15"))) == text
+
+
+# --- alternative readings (seed 002's alternative interpretations of time) ---------------
+
+
+def _readings(expression: str, reference: str) -> list[tuple[str, str, str]]:
+    from target_core.benchgen.timeref import alternative_readings
+
+    return [(r.expression, r.start.isoformat(), r.end.isoformat())
+            for r in alternative_readings(resolve(expression, D(reference)))]
+
+
+@pytest.mark.parametrize(
+    ("expression", "reference", "readings"),
+    [
+        # Wednesday 15 January 2025: ISO last week is 6-12 January
+        ("last week", "2025-01-15", [
+            ("last week, weeks starting on Sunday", "2025-01-05", "2025-01-12"),
+            ("the last 7 days", "2025-01-09", "2025-01-16")]),
+        # on a Sunday the Sunday week starts today, the ISO week began on Monday 6th
+        ("this week", "2025-01-12", [
+            ("this week, weeks starting on Sunday", "2025-01-12", "2025-01-13")]),
+        ("this week", "2025-01-13", [  # a Monday: the Sunday week began yesterday
+            ("this week, weeks starting on Sunday", "2025-01-12", "2025-01-14")]),
+        ("last month", "2025-01-15", [("the last 30 days", "2024-12-17", "2025-01-16")]),
+        ("last month", "2024-03-01", [("the last 30 days", "2024-02-01", "2024-03-02")]),
+        ("last year", "2025-01-15", [("the last 365 days", "2024-01-17", "2025-01-16")]),
+        ("last 3 months", "2025-01-15", [
+            ("the last 90 days", "2024-10-18", "2025-01-16"),
+            ("the last 3 months including this month", "2024-11-01", "2025-01-16")]),
+        ("last 2 weeks", "2025-01-15", [
+            ("the last 14 days", "2025-01-02", "2025-01-16"),
+            ("the last 2 weeks starting on Sunday", "2024-12-29", "2025-01-12")]),
+        ("last 2 days", "2025-01-15", [("the 2 days before today", "2025-01-13", "2025-01-15")]),
+        ("2024-12", "2025-01-15", []),
+        ("today", "2025-01-15", []),
+        ("this month", "2025-01-15", []),
+    ],
+)
+def test_alternative_readings(expression, reference, readings):
+    assert _readings(expression, reference) == readings
+
+
+def test_alternative_readings_never_repeat_the_range_or_each_other():
+    from target_core.benchgen.timeref import alternative_readings
+
+    for expression in ("last week", "last 1 weeks", "this week", "last month", "last 1 months"):
+        for day in range(1, 32):
+            main = resolve(expression, D(f"2025-01-{day:02d}"))
+            spans = [(r.start, r.end) for r in alternative_readings(main)]
+            assert (main.start, main.end) not in spans
+            assert len(spans) == len(set(spans))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import random
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -23,6 +22,7 @@ from typing import Any
 
 import sqlglot
 
+from target_core.benchgen.render import column_sql, quote_identifier, render_sql
 from target_core.benchgen.templates import ColumnRef, Placeholder, Template, check_schema
 from target_core.benchgen.timeref import resolve
 from target_core.errors import ConfigError
@@ -35,22 +35,6 @@ logger = logging.getLogger(__name__)
 PREVIEW_ROWS = 5
 DRAWS_PER_QUERY = 5
 REJECTIONS = ("error", "empty", "duplicate")
-
-_BRACES = re.compile(r"\{([^{}]*)\}")
-_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SQLITE_KEYWORDS = frozenset("""
-ABORT ACTION ADD AFTER ALL ALTER ALWAYS ANALYZE AND AS ASC ATTACH AUTOINCREMENT BEFORE BEGIN
-BETWEEN BY CASCADE CASE CAST CHECK COLLATE COLUMN COMMIT CONFLICT CONSTRAINT CREATE CROSS
-CURRENT CURRENT_DATE CURRENT_TIME CURRENT_TIMESTAMP DATABASE DEFAULT DEFERRABLE DEFERRED
-DELETE DESC DETACH DISTINCT DO DROP EACH ELSE END ESCAPE EXCEPT EXCLUDE EXCLUSIVE EXISTS
-EXPLAIN FAIL FILTER FIRST FOLLOWING FOR FOREIGN FROM FULL GENERATED GLOB GROUP GROUPS HAVING
-IF IGNORE IMMEDIATE IN INDEX INDEXED INITIALLY INNER INSERT INSTEAD INTERSECT INTO IS ISNULL
-JOIN KEY LAST LEFT LIKE LIMIT MATCH MATERIALIZED NATURAL NO NOT NOTHING NOTNULL NULL NULLS OF
-OFFSET ON OR ORDER OTHERS OUTER OVER PARTITION PLAN PRAGMA PRECEDING PRIMARY QUERY RAISE RANGE
-RECURSIVE REFERENCES REGEXP REINDEX RELEASE RENAME REPLACE RESTRICT RETURNING RIGHT ROLLBACK
-ROW ROWS SAVEPOINT SELECT SET TABLE TEMP TEMPORARY THEN TIES TO TRANSACTION TRIGGER UNBOUNDED
-UNION UNIQUE UPDATE USING VACUUM VALUES VIEW VIRTUAL WHEN WHERE WINDOW WITH WITHOUT""".split())
-
 
 @dataclass(frozen=True)
 class SampledQuery:
@@ -114,32 +98,6 @@ class SampleReport:
     def to_dict(self) -> dict[str, Any]:
         return {"queries": [q.to_dict() for q in self.queries],
                 "counts": {k: c.to_dict() for k, c in self.counts.items()}}
-
-
-def quote_identifier(name: str) -> str:
-    """`name` bare when it is a plain identifier and not an SQLite keyword, else
-    double-quoted with embedded quotes doubled."""
-    if _BARE.fullmatch(name) and name.upper() not in _SQLITE_KEYWORDS:
-        return name
-    return '"' + name.replace('"', '""') + '"'
-
-
-def column_sql(ref: ColumnRef) -> str:
-    text = quote_identifier(ref.column)
-    return f"{quote_identifier(ref.table)}.{text}" if ref.qualified else text
-
-
-def sql_literal(value: Any) -> str:
-    """A Python value as an SQLite literal; strings quoted with '' escaping."""
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value) if value == value and abs(value) != float("inf") else "NULL"
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    raise TypeError(f"no SQL literal for {type(value).__name__}")
 
 
 def normalize_sql(sql: str) -> str:
@@ -231,30 +189,26 @@ def _draw(template: Template, db: _Database, rng: random.Random, reference: date
           ) -> tuple[str, dict[str, Any], dict[str, str] | None]:
     """(rendered SQL, bindings, time range dict) for one random draw."""
     bindings: dict[str, Any] = {}
-    texts: dict[str, str] = {}
     picked: dict[str, ColumnRef] = {}
     time_range = None
     # Values last: a value drawn from a column placeholder needs that column first.
     for p in sorted(template.placeholders, key=lambda p: p.type == "value"):
         if p.type in ("column", "group_by"):
             picked[p.name] = rng.choice(p.choices)
-            texts[p.name] = bindings[p.name] = column_sql(picked[p.name])
+            bindings[p.name] = column_sql(picked[p.name])
         elif p.type == "value":
             ref = p.column or picked[p.column_from or ""]
             value = _draw_value(p, ref, db, rng, template)
-            bindings[p.name], texts[p.name] = json_safe_value(value), sql_literal(value)
+            bindings[p.name] = json_safe_value(value)
         elif p.type == "time":
             # A time placeholder always has a column (parse) and a reference (caller).
             bindings[p.name] = expression = rng.choice(p.choices)
-            resolved = resolve(expression, reference)  # type: ignore[arg-type]
-            time_range = resolved.to_dict()
-            texts[p.name] = f"({resolved.sql_condition(column_sql(p.column))})"  # type: ignore[arg-type]
+            time_range = resolve(expression, reference)  # type: ignore[arg-type]
         else:
             bindings[p.name] = rng.choice(p.choices)
-            texts[p.name] = str(bindings[p.name])
-    sql = _BRACES.sub(lambda m: texts[m.group(1).strip()], template.sql)
     ordered = {p.name: bindings[p.name] for p in template.placeholders}
-    return sql, ordered, time_range
+    sql = render_sql(template.sql, template, ordered, time_range)
+    return sql, ordered, time_range.to_dict() if time_range else None
 
 
 def sample_queries(templates: Iterable[Template], databases: Mapping[str, Path], *, n: int,
@@ -328,5 +282,4 @@ def _attempt(template: Template, db: _Database, rng: random.Random, reference: d
 
 
 __all__ = ["DRAWS_PER_QUERY", "PREVIEW_ROWS", "REJECTIONS", "SampleReport", "SampledQuery",
-           "TemplateCounts", "column_sql", "normalize_sql", "quote_identifier",
-           "sample_queries", "sql_literal"]
+           "TemplateCounts", "normalize_sql", "sample_queries"]

@@ -18,6 +18,13 @@ JSON (or YAML, same structure) that a user writes by hand::
         "questions": [                             # optional question patterns
           "How many {status} orders were placed {period}?"]}]}
 
+``alternatives`` (optional) lists other valid readings of the questions, seed 002's
+*alternative interpretations*: ``[{"kind": "metric" | "granularity" | "time",
+"description": "...", "sql": "..."}]``, each SQL using (some of) the template's
+placeholders. Evaluation counts an answer matching one as an alternative, not an error.
+Relative time references get their alternative readings automatically
+(`timeref.alternative_readings`).
+
 ``questions`` (optional) lists question patterns for the template question writer
 (`target_core.benchgen.questions`), using the SQL's ``{placeholder}`` names; a name
 not declared in ``placeholders`` is an error.
@@ -68,11 +75,12 @@ ORDERS = ("ASC", "DESC")
 VALUE_MODES = ("distinct", "range")
 PLACEHOLDER_TYPES = ("aggregation", "column", "group_by", "value", "order", "limit", "time")
 TEMPLATE_SUFFIXES = (".json", ".yaml", ".yml")
+ALTERNATIVE_KINDS = ("metric", "granularity", "time")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACES = re.compile(r"\{([^{}]*)\}")
 _TEMPLATE_KEYS = frozenset({"id", "database", "sql", "placeholders", "difficulty", "questions",
-                            "description", "reference_date"})
+                            "description", "reference_date", "alternatives"})
 _KEYS = {"aggregation": {"choices"}, "column": {"choices", "table"},
          "group_by": {"choices", "table"}, "order": {"choices"}, "limit": {"choices"},
          "value": {"column", "column_from", "mode", "digits"},
@@ -128,6 +136,15 @@ class Placeholder:
 
 
 @dataclass(frozen=True)
+class Alternative:
+    """Another valid reading of a template's questions, as SQL over the same bindings."""
+
+    kind: str
+    description: str
+    sql: str
+
+
+@dataclass(frozen=True)
 class Template:
     id: str
     database: str
@@ -139,6 +156,7 @@ class Template:
     source: str = ""
     questions: tuple[str, ...] = ()
     """Question patterns with the SQL's {placeholders}, for the template question writer."""
+    alternatives: tuple[Alternative, ...] = ()
 
     @property
     def time_placeholder(self) -> Placeholder | None:
@@ -147,6 +165,49 @@ class Template:
     def error(self, reason: str, field: str | None = None) -> TemplateError:
         return TemplateError(reason, path=self.source or None, template_id=self.id,
                              field=field)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The template as a file record: `parse_template(t.to_dict())` gives it back."""
+        record: dict[str, Any] = {
+            "id": self.id, "database": self.database, "sql": self.sql,
+            "placeholders": {p.name: _placeholder_spec(p) for p in self.placeholders}}
+        if self.difficulty:
+            record["difficulty"] = self.difficulty
+        if self.description:
+            record["description"] = self.description
+        if self.reference_date:
+            record["reference_date"] = self.reference_date.isoformat()
+        if self.questions:
+            record["questions"] = list(self.questions)
+        if self.alternatives:
+            record["alternatives"] = [vars(a).copy() for a in self.alternatives]
+        return record
+
+
+def _ref_text(ref: ColumnRef) -> str:
+    return f"{ref.table}.{ref.column}"
+
+
+def _placeholder_spec(p: Placeholder) -> dict[str, Any]:
+    spec: dict[str, Any] = {"type": p.type}
+    if p.type in ("column", "group_by"):
+        bare = [r for r in p.choices if not r.qualified]
+        if bare:
+            spec["table"] = bare[0].table
+        spec["choices"] = [_ref_text(r) if r.qualified or r.table != spec.get("table")
+                           else r.column for r in p.choices]
+    elif p.type == "time":
+        spec["column"] = _ref_text(p.column)  # type: ignore[arg-type]
+        spec["expressions"] = list(p.choices)
+    elif p.type == "value":
+        if p.column is not None:
+            spec["column"] = _ref_text(p.column)
+        else:
+            spec["column_from"] = p.column_from
+        spec.update(mode=p.mode, digits=p.digits)
+    else:
+        spec["choices"] = list(p.choices)
+    return spec
 
 
 # --- loading -------------------------------------------------------------------------
@@ -272,7 +333,31 @@ def parse_template(record: Any, *, source: str = "", index: int = 0,
     return Template(id=template_id, database=database, sql=sql, placeholders=placeholders,
                     difficulty=record.get("difficulty") or None,
                     description=record.get("description") or "",
-                    reference_date=reference, source=source, questions=tuple(questions))
+                    reference_date=reference, source=source, questions=tuple(questions),
+                    alternatives=_alternatives(record.get("alternatives"), declared, fail))
+
+
+def _alternatives(value: Any, declared: set[str], fail: _Fail) -> tuple[Alternative, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise fail("must be a list of {kind, description, sql}", "alternatives")
+    found = []
+    for i, spec in enumerate(value):
+        field = f"alternatives[{i}]"
+        if not isinstance(spec, Mapping) or not _text(spec.get("sql")):
+            raise fail("must be an object with a non-empty 'sql'", field)
+        if unknown := sorted(set(spec) - {"kind", "description", "sql"}):
+            raise fail("unknown key; expected kind, description, sql", f"{field}.{unknown[0]}")
+        if spec.get("kind") not in ALTERNATIVE_KINDS:
+            raise fail(f"must be one of {', '.join(ALTERNATIVE_KINDS)}", f"{field}.kind")
+        if not _text(spec.get("description")):
+            raise fail("required: a non-empty string", f"{field}.description")
+        names = {m.strip() for m in _BRACES.findall(spec["sql"])}
+        if unknown := sorted(names - declared):
+            raise fail(f"uses undeclared placeholder '{{{unknown[0]}}}'", f"{field}.sql")
+        found.append(Alternative(spec["kind"], spec["description"].strip(), spec["sql"]))
+    return tuple(found)
 
 
 def _text(value: Any) -> bool:

@@ -198,11 +198,13 @@ def _day_text(day: date) -> str:
 
 
 def describe(time_range: TimeRange) -> str:
-    """Words for a question: relative forms stay as written (normalized), absolute
-    ones are spelled out: ``on 31 December 2024``, ``in December 2024``, ``in 2024``,
-    ``from 1 December 2024 to 24 December 2024``.
+    """Words for a question: relative forms stay as written (normalized; ``in the last
+    N days``), absolute ones are spelled out: ``on 31 December 2024``, ``in December
+    2024``, ``in 2024``, ``from 1 December 2024 to 24 December 2024``.
     """
     text = _normalize(time_range.expression)
+    if _LAST_N.fullmatch(text):
+        return f"in the {text}"
     if is_relative(text):
         return text
     start, last = time_range.start, time_range.end - timedelta(days=1)
@@ -213,3 +215,57 @@ def describe(time_range: TimeRange) -> str:
     if _ABS_YEAR.fullmatch(text):
         return f"in {start.year}"
     return f"from {_day_text(start)} to {_day_text(last)}"
+
+
+def _sunday(day: date) -> date:
+    return day - timedelta(days=(day.weekday() + 1) % 7)
+
+
+def _readings(text: str, ref: date) -> list[tuple[str, date, date]]:
+    """(words, start, end) for the other readings of a relative expression."""
+    next_day, sunday = ref + timedelta(days=1), _sunday(ref)
+    month_start = ref.replace(day=1)
+    fixed = {
+        "this week": [("this week, weeks starting on Sunday", sunday, next_day)],
+        "last week": [("last week, weeks starting on Sunday", sunday - timedelta(weeks=1),
+                       sunday), ("the last 7 days", ref - timedelta(days=6), next_day)],
+        "last month": [("the last 30 days", ref - timedelta(days=29), next_day)],
+        "last year": [("the last 365 days", ref - timedelta(days=364), next_day)],
+    }
+    if text in fixed:
+        return fixed[text]
+    m = _LAST_N.fullmatch(text)
+    if m is None:
+        return []
+    n, unit = int(m[1]), m[2]
+    if unit == "day":
+        return [(f"the {n} days before today", ref - timedelta(days=n), ref)]
+    if unit == "week":
+        return [(f"the last {7 * n} days", ref - timedelta(days=7 * n - 1), next_day),
+                (f"the last {n} weeks starting on Sunday", sunday - timedelta(weeks=n),
+                 sunday)]
+    return [(f"the last {30 * n} days", ref - timedelta(days=30 * n - 1), next_day),
+            (f"the last {n} months including this month", _add_months(month_start, 1 - n),
+             next_day)]
+
+
+def alternative_readings(time_range: TimeRange) -> list[TimeRange]:
+    """Other ranges a reader may reasonably mean by a relative expression.
+
+    Seed 002 counts an answer that takes "last month" as the last 30 days, or "last
+    week" as a Sunday-to-Saturday week, as an *alternative interpretation*, not an
+    error. Each reading is a TimeRange whose `expression` says it in words; readings
+    equal to the range itself are left out. Absolute dates have none, nor do today,
+    yesterday, this month and this year (data ends at the reference date, so "to
+    date" and "the whole period" coincide).
+    """
+    text = _normalize(time_range.expression)
+    if not is_relative(text):
+        return []
+    seen = {(time_range.start, time_range.end)}
+    readings = []
+    for words, start, end in _readings(text, time_range.reference):
+        if (start, end) not in seen:
+            seen.add((start, end))
+            readings.append(TimeRange(words, time_range.reference, start, end))
+    return readings
