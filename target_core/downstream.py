@@ -49,7 +49,8 @@ class DownstreamStep:
         context = self.context(query, ranked)
         task = self.evaluator.dataset.task
         messages = build_messages(task, query.query, context.text,
-                                  no_context=context.mode == "none")
+                                  no_context=context.mode == "none",
+                                  today=query.meta.get("reference_date"))
         generation = self.generator.generate(GenerationRequest(task, query.query, context,
                                                                messages))
         return self.evaluator.evaluate(query, generation, context,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from target_core.benchgen.instantiate import SampledQuery
 from target_core.benchgen.templates import Template
@@ -39,13 +39,51 @@ class WrittenQuestion:
     writer: str = WRITER_LABEL
 
 
-@dataclass(frozen=True)
-class RoundTrip:
-    """The offline validation of one question against its SQL."""
+ROUND_TRIP_METHOD = "round-trip (mentions every value, column and time reference)"
 
-    passed: bool
+
+@dataclass(frozen=True)
+class Written:
+    """What a question writer gave for one sampled query: its questions, or why none."""
+
+    questions: list[WrittenQuestion]
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """An automatic check of one question against its SQL.
+
+    `passed` is None when the check could not be made (e.g. the judge's call failed);
+    `missing` lists what the round trip did not find; `reason` is the judge's words.
+    """
+
+    passed: bool | None
     missing: list[str] = field(default_factory=list)
-    method: str = "round-trip (mentions every value, column and time reference)"
+    method: str = ROUND_TRIP_METHOD
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "missing": list(self.missing), "method": self.method,
+                "reason": self.reason}
+
+
+class QuestionWriter(Protocol):
+    """Writes questions for a sampled query (the template writer, an LLM writer)."""
+
+    spec: str
+    label: str
+
+    def write(self, item: SampledQuery, template: Template) -> Written: ...
+
+
+class Judge(Protocol):
+    """Checks that a question is answered by its SQL (round trip, an LLM judge)."""
+
+    spec: str
+    label: str
+
+    def judge(self, question: str, item: SampledQuery, template: Template) -> Verdict: ...
 
 
 def column_words(sql_text: str) -> str:
@@ -111,7 +149,7 @@ def _mentions(question: str, needed: str) -> bool:
     return want <= have
 
 
-def round_trip(question: str, item: SampledQuery, template: Template) -> RoundTrip:
+def round_trip(question: str, item: SampledQuery, template: Template) -> Verdict:
     """Does `question` mention every value, column and time reference of `item`?"""
     words = binding_words(item, template)
     missing = []
@@ -119,7 +157,27 @@ def round_trip(question: str, item: SampledQuery, template: Template) -> RoundTr
         if p.type in ("value", "column", "group_by", "time") and not _mentions(
                 question, words[p.name]):
             missing.append(f"{p.name} ({words[p.name]})")
-    return RoundTrip(passed=not missing, missing=missing)
+    return Verdict(passed=not missing, missing=missing)
+
+
+class TemplateWriter:
+    """The offline baseline writer: the template's question patterns, filled in."""
+
+    spec = "template"
+    label = WRITER_LABEL
+
+    def write(self, item: SampledQuery, template: Template) -> Written:
+        return Written(write_questions(item, template))
+
+
+class RoundTripJudge:
+    """The offline check: the question mentions what the SQL uses (no model)."""
+
+    spec = "round-trip"
+    label = ROUND_TRIP_METHOD
+
+    def judge(self, question: str, item: SampledQuery, template: Template) -> Verdict:
+        return round_trip(question, item, template)
 
 
 def as_dicts(questions: Sequence[WrittenQuestion]) -> list[dict[str, Any]]:

@@ -12,6 +12,8 @@ Text-to-SQL asks for a JSON object (reasoning, SQL, database id) with a strict J
 schema; a server that rejects `response_format` is asked again without it (the prompt
 asks for the same JSON), and that is remembered for the rest of the run. Replies are
 cached under (server, model, messages, response format), hashed: a rerun costs nothing.
+`chat_json` gives other callers (the benchmark builder's question writer and judge) the
+same call for a JSON object, with the same cache, retries and fallback.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from target_core.config import Settings
@@ -42,6 +45,20 @@ DEFAULT_MODEL = "gpt-4o-mini"
 
 class _CallFailed(Exception):
     """A call that failed after the SDK's retries; the message is safe to show."""
+
+
+@dataclass(frozen=True)
+class JsonReply:
+    """A JSON object asked of the model (`chat_json`), or why there is none.
+
+    `data` is None exactly when `error` is set; the error is safe to show (no key).
+    """
+
+    data: dict[str, Any] | None
+    error: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cached: bool = False
 
 
 class OpenAIGenerator:
@@ -114,6 +131,27 @@ class OpenAIGenerator:
         summary = str(parsed.get("table_summary") or "")
         error = None if summary else "the reply has no 'table_summary'"
         return TableSummary(name=name, summary=summary, error=error)
+
+    # --- other callers (benchmark builder) --------------------------------------------------
+
+    def chat_json(self, messages: Sequence[Mapping[str, str]], *,
+                  schema: Mapping[str, Any] | None = None) -> JsonReply:
+        """One JSON object from the model, through the same cache, retries and fallback.
+
+        `schema` is an OpenAI `json_schema` entry ({"name", "strict", "schema"}); without
+        it the server is only asked for some JSON object. A failed call or a reply with
+        no JSON object in it is an error, never an exception (a rejected key still
+        raises ConfigError, as in `generate`).
+        """
+        response_format = ({"type": "json_schema", "json_schema": dict(schema)}
+                           if schema else {"type": "json_object"})
+        try:
+            reply, cached = self._complete(messages, response_format)
+        except _CallFailed as exc:
+            return JsonReply(None, str(exc))
+        data = parse_json_object(reply.content)
+        return JsonReply(data, None if data is not None else "the reply is not a JSON object",
+                         reply.tokens_in, reply.tokens_out, cached)
 
     # --- calls ----------------------------------------------------------------------------
 

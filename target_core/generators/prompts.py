@@ -10,6 +10,7 @@ no-context baseline replaces the tables (or schema) with the paper's instruction
 from __future__ import annotations
 
 import json
+from datetime import date
 from typing import Any
 
 QA_SYSTEM = "You are a data analyst who reads tables to answer questions."
@@ -78,13 +79,38 @@ _PROMPTS = {"qa": (QA_SYSTEM, QA_INSTRUCTION), "fact": (FACT_SYSTEM, FACT_INSTRU
             "sql": (SQL_SYSTEM, SQL_INSTRUCTION)}
 
 
-def build_messages(task: str, query: str, context_text: str, *, no_context: bool = False
-                   ) -> tuple[dict[str, str], ...]:
-    """System + instruction messages for `task` ("qa", "fact" or "sql")."""
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def today_line(today: date | str) -> str:
+    """Today's date and what relative periods mean, as timeref resolves them (seed 002's
+    prompts state the date and the week convention). The SQL generator, the question
+    writer and the judge all say it this way. A dataset's own non-ISO spelling of the
+    date is stated as given."""
+    try:
+        day = today if isinstance(today, date) else date.fromisoformat(str(today))
+    except ValueError:
+        return f"Today is {today}."
+    return (f"Today is {day.isoformat()} ({_WEEKDAYS[day.weekday()]}). Weeks start on "
+            "Monday; 'last week/month/year' means the previous full calendar period and "
+            "'last N weeks/months' the N full periods before the current one; "
+            "'this week/month/year' runs from the start of the current period up to and "
+            "including today; 'last N days' are the N days ending today.")
+
+
+def build_messages(task: str, query: str, context_text: str, *, no_context: bool = False,
+                   today: date | str | None = None) -> tuple[dict[str, str], ...]:
+    """System + instruction messages for `task` ("qa", "fact" or "sql").
+
+    `today` (text-to-SQL): the reference date of a question with relative time
+    references (benchmark-builder datasets store one per query); it follows the
+    question, so prompts of queries without one are TARGET's exactly.
+    """
     system, instruction = _PROMPTS[task]
     contents = NO_CONTEXT if no_context else context_text
     if task == "sql":
-        user = instruction.format(database_schema=contents, query=query,
+        question = f"{query}\n{today_line(today)}" if today else query
+        user = instruction.format(database_schema=contents, query=question,
                                   format_instructions=SQL_FORMAT_INSTRUCTIONS)
     else:
         user = instruction.format(table_contents=contents, query=query)
