@@ -1,0 +1,103 @@
+"""Make a draft: sample SQL from templates, write questions, check them (seed 002).
+
+One call runs the whole automatic part of the workflow for a dataset's databases:
+`sample_queries` keeps runnable, non-empty, distinct SQL; the writer (the template
+baseline or an LLM) writes questions for each; every question gets the round-trip
+check, and the judge's verdict too when the judge is not the round trip itself. The
+result is saved as a draft (`draft.py`) for human review. Model calls for different
+items run in parallel up to the writer's `concurrency`; `progress(done, total)` is
+called after each item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from target_core.benchgen.draft import Draft, check_name
+from target_core.benchgen.instantiate import SampledQuery, SampleReport, sample_queries
+from target_core.benchgen.questions import (
+    Judge,
+    QuestionWriter,
+    RoundTripJudge,
+    TemplateWriter,
+    Verdict,
+    Written,
+    round_trip,
+)
+from target_core.benchgen.templates import Template
+from target_core.errors import ConfigError, UnknownNameError
+from target_core.types import Dataset
+
+Progress = Callable[[int, int], None]
+_Item = tuple[SampledQuery, Written, list[Verdict], list[Verdict | None]]
+
+
+def pick_templates(templates: Sequence[Template], dataset: Dataset,
+                   database: str | None = None) -> list[Template]:
+    """The templates whose database is in `dataset` (only `database`'s when given)."""
+    if not dataset.databases:
+        raise ConfigError(f"dataset '{dataset.name}' has no SQLite databases to sample from")
+    if database is not None:
+        if database not in dataset.databases:
+            raise UnknownNameError("database", database, dataset.databases)
+        chosen = [t for t in templates if t.database == database]
+        if not chosen:
+            raise ConfigError(f"no template is for database '{database}'")
+        return chosen
+    chosen = [t for t in templates if t.database in dataset.databases]
+    if not chosen:
+        raise ConfigError(f"no template is for a database of dataset '{dataset.name}' "
+                          f"(its databases: {', '.join(sorted(dataset.databases))})")
+    return chosen
+
+
+def write_and_check(item: SampledQuery, template: Template, writer: QuestionWriter,
+                    judge: Judge) -> _Item:
+    """The writer's questions for `item`, each with its round trip and judge verdict."""
+    written = writer.write(item, template)
+    checks = [round_trip(q.text, item, template) for q in written.questions]
+    if isinstance(judge, RoundTripJudge):
+        verdicts: list[Verdict | None] = [None] * len(checks)
+    else:
+        verdicts = [judge.judge(q.text, item, template) for q in written.questions]
+    return item, written, checks, verdicts
+
+
+def build_draft(dataset: Dataset, templates: Sequence[Template], *, workspace: str | Path,
+                name: str, n: int, seed: int, reference_date: date | None = None,
+                writer: QuestionWriter | None = None, judge: Judge | None = None,
+                replace: bool = False, progress: Progress | None = None,
+                extra_meta: Mapping[str, Any] | None = None) -> tuple[Draft, SampleReport]:
+    """Sample, write, check and save a draft named `name` in the workspace."""
+    check_name(name)
+    writer = writer or TemplateWriter()
+    judge = judge or RoundTripJudge()
+    report = sample_queries(templates, dataset.databases, n=n, seed=seed,
+                            reference_date=reference_date)
+    by_id = {t.id: t for t in templates}
+    total = len(report.queries)
+    done = 0
+    workers = max(1, int(getattr(writer, "concurrency", 1) or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(write_and_check, item, by_id[item.template_id], writer, judge)
+                   for item in report.queries]
+        items = []
+        for future in futures:
+            items.append(future.result())
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    meta = {"dataset": dataset.name, "n": n, "seed": seed,
+            "reference_date": reference_date.isoformat() if reference_date else None,
+            "writer": writer.label, "writer_spec": writer.spec, "judge": judge.label,
+            "judge_spec": judge.spec, "counts": {k: c.to_dict() for k, c in
+                                                 report.counts.items()},
+            **(extra_meta or {})}
+    used = {t.id for t in templates}
+    draft = Draft.create(workspace, name, templates=[by_id[i] for i in by_id if i in used],
+                         items=items, meta=meta, replace=replace)
+    return draft, report

@@ -1,0 +1,398 @@
+"""Evaluation by error source for a text-to-SQL run (seed 002, section 3.3 and Table 1).
+
+Execution accuracy says how often the generated SQL was right, not why the rest was
+wrong. The paper's ambiguity-aware evaluation goes further: a result that differs from
+the gold one can still be a valid reading of an ambiguous question ("last month" as the
+last 30 days), and among the real errors it tells time handling from broken SQL. This
+module gives every query of a run exactly one source, the first of SOURCES that applies,
+so the counts add up to the number of queries and the Table 1 columns to 100 %:
+
+1. exact: the stored `execution_match` flag (through `downstream_outcome`), i.e. the
+   rule behind the run's `execution_accuracy`: equal row sets (TARGET's rule, whatever
+   database the SQL ran on). Not recomputed, so EA here is the run's own number.
+2. alternative: the generated result equals (same `compare_results` rule) the result of
+   one of the query's `alternatives` (benchmark export metadata), each run read-only on
+   the gold database. The generated SQL is run again, because the stored record keeps
+   only its first rows.
+3. retrieval: the generator queried another database than the gold one. Not in the
+   paper; this product is about retrieval, so it is kept apart from SQL errors.
+4. sql: no SQL, a failed generation call, or SQL that did not execute (as stored).
+5. time: with every WHERE/HAVING conjunct that references the query's `time_column`
+   removed from both the gold and the generated SQL (`without_time_filter`), the two
+   results match: everything but the time handling was right.
+6. other.
+
+Queries without the benchmark metadata (the demo datasets) have no alternatives and no
+time column, so they can only be exact, retrieval, sql or other.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+from sqlglot import exp
+
+from target_core.benchgen.templates import ALTERNATIVE_KINDS, Alternative
+from target_core.downstream import downstream_outcome
+from target_core.errors import ConfigError, DatasetError
+from target_core.metrics.downstream import difficulty_order, per_query_downstream
+from target_core.sql import SqlResult, compare_results, execute
+from target_core.sql_structure import DIALECT, SqlParseError, parse_sql
+from target_core.store import RunRecord, RunStore
+from target_core.types import Dataset, Query
+
+__all__ = ["DEFINITIONS", "SOURCES", "TABLE_COLUMNS", "ErrorSourceReport", "SourceRow",
+           "error_sources", "without_time_filter"]
+
+logger = logging.getLogger(__name__)
+
+SOURCES: tuple[str, ...] = ("exact", "alternative", "retrieval", "sql", "time", "other")
+"""In the order they are checked: a query gets the first that applies."""
+
+DEFINITIONS: dict[str, str] = {
+    "exact": "The generated SQL returns the gold query's result (the run's execution-accuracy "
+             "rule: equal row sets).",
+    "alternative": "The result differs from gold but equals that of one of the query's "
+                   "alternative readings (another time range, metric or granularity), run on "
+                   "the gold database.",
+    "retrieval": "The generator queried another database than the gold one, so the retrieved "
+                 "context missed or misranked it (not in the paper; this product's focus).",
+    "sql": "No SQL was generated, the generation call failed, or the SQL did not execute "
+           "(error, timeout, refused write).",
+    "time": "Only the time handling was wrong: once every WHERE/HAVING condition on the "
+            "query's time column is removed from both queries, their results match.",
+    "other": "Any other wrong result: a wrong metric, column, join, grouping or filter.",
+}
+
+TABLE_COLUMNS: tuple[str, ...] = ("Overall", "EA", "Alt", "Time", "SQL", "Retrieval", "Others")
+"""Table 1's columns (plus Retrieval); Overall = EA + Alt."""
+_COLUMN_SOURCES: dict[str, tuple[str, ...]] = {
+    "Overall": ("exact", "alternative"), "EA": ("exact",), "Alt": ("alternative",),
+    "Time": ("time",), "SQL": ("sql",), "Retrieval": ("retrieval",), "Others": ("other",)}
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One query's error source and why, in one line."""
+
+    query_id: str
+    difficulty: str | None
+    source: str
+    detail: str
+    alternative_kind: str | None = None
+    """The kind of the matching alternative (source "alternative" only)."""
+
+
+def _percentages(rows: tuple[SourceRow, ...] | list[SourceRow]) -> dict[str, float]:
+    """Each TABLE_COLUMNS entry as 100 · (queries of its sources) / (all queries)."""
+    counts = Counter(r.source for r in rows)
+    return {column: 100.0 * sum(counts[s] for s in sources) / len(rows)
+            for column, sources in _COLUMN_SOURCES.items()}
+
+
+@dataclass(frozen=True)
+class ErrorSourceReport:
+    """The sources of a run's queries, in query order."""
+
+    run_id: str
+    dataset: str
+    label: str
+    """The run's label, e.g. "bm25 → heuristic"; the row name of `table()`."""
+    rows: tuple[SourceRow, ...]
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.rows)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Queries per source, every source listed (in SOURCES order)."""
+        found = Counter(r.source for r in self.rows)
+        return {source: found[source] for source in SOURCES}
+
+    @property
+    def alternative_counts(self) -> dict[str, int]:
+        """Queries matched by an alternative, per kind (kinds that matched only)."""
+        return dict(Counter(r.alternative_kind for r in self.rows if r.alternative_kind))
+
+    def frame(self) -> pd.DataFrame:
+        """One row per query: query_id, difficulty, source, alternative kind, detail."""
+        return pd.DataFrame([asdict(r) for r in self.rows],
+                            columns=["query_id", "difficulty", "source", "alternative_kind",
+                                     "detail"])
+
+    def table(self) -> pd.DataFrame:
+        """Table 1's layout: one row (the run), TABLE_COLUMNS as % of all queries."""
+        return pd.DataFrame([_percentages(self.rows)], columns=list(TABLE_COLUMNS),
+                            index=pd.Index([self.label], name="run"))
+
+    def by_difficulty(self) -> pd.DataFrame:
+        """The same columns per difficulty level (% of that level's queries), levels in
+        `difficulty_order`; queries without a difficulty count only in `table()`."""
+        levels = difficulty_order({r.difficulty for r in self.rows if r.difficulty})
+        data = [_percentages([r for r in self.rows if r.difficulty == level])
+                for level in levels]
+        return pd.DataFrame(data, columns=list(TABLE_COLUMNS),
+                            index=pd.Index(levels, name="difficulty"))
+
+    def to_dict(self) -> dict[str, Any]:
+        by_level = self.by_difficulty()
+        return {"run_id": self.run_id, "dataset": self.dataset, "label": self.label,
+                "n_queries": self.n_queries, "counts": self.counts,
+                "alternative_counts": self.alternative_counts,
+                "table": _percentages(self.rows),
+                "by_difficulty": {str(level): {c: float(v) for c, v in row.items()}
+                                  for level, row in by_level.iterrows()},
+                "rows": [asdict(r) for r in self.rows]}
+
+
+# --- time filter stripping -----------------------------------------------------------------
+
+
+def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+    """The AND-ed parts of a condition, looking through parentheses around an AND."""
+    if isinstance(condition, exp.Paren) and isinstance(condition.this, exp.And):
+        return _conjuncts(condition.this)
+    if isinstance(condition, exp.And):
+        return _conjuncts(condition.this) + _conjuncts(condition.expression)
+    return [condition]
+
+
+def _references(condition: exp.Expression, column: str, qualifiers: set[str] | None) -> bool:
+    """Whether `condition` itself (not a nested query) reads `column`: an unqualified
+    column of that name, or one qualified by a name in `qualifiers` (None: any)."""
+    for node in condition.walk(prune=lambda n: n is not condition and isinstance(n, exp.Query)):
+        if (isinstance(node, exp.Column) and node.name.lower() == column
+                and (qualifiers is None or not node.table or node.table.lower() in qualifiers)):
+            return True
+    return False
+
+
+def without_time_filter(sql: str, time_column: str) -> tuple[str, int]:
+    """`sql` without every WHERE/HAVING conjunct that references `time_column`, and how
+    many conjuncts were removed (in every SELECT, subqueries included).
+
+    `time_column` is "table.column" or "column". A qualified reference matches when its
+    qualifier is the table's name or an alias given to that table; an unqualified one
+    matches by name alone. Only top-level AND parts go: `a OR date > x` stays whole.
+    Raises SqlParseError when `sql` does not parse.
+    """
+    tree = parse_sql(sql)
+    table, _, column = time_column.lower().rpartition(".")
+    qualifiers = None
+    if table:
+        qualifiers = {table} | {t.alias.lower() for t in tree.find_all(exp.Table)
+                                if t.name.lower() == table and t.alias}
+    removed = 0
+    for select in list(tree.find_all(exp.Select)):
+        for clause in ("where", "having"):
+            node = select.args.get(clause)
+            if node is None:
+                continue
+            parts = _conjuncts(node.this)
+            kept = [p for p in parts if not _references(p, column, qualifiers)]
+            if len(kept) < len(parts):
+                removed += len(parts) - len(kept)
+                select.set(clause, type(node)(this=exp.and_(*kept)) if kept else None)
+    return tree.sql(dialect=DIALECT), removed
+
+
+# --- query metadata ------------------------------------------------------------------------
+
+
+def _meta_error(dataset: Dataset, query: Query, field: str, reason: str) -> DatasetError:
+    return DatasetError(f"query {query.query_id!r}: {reason}", path=dataset.source or None,
+                        field=field)
+
+
+def _alternatives(dataset: Dataset, query: Query) -> list[Alternative]:
+    raw = query.meta.get("alternatives") or []
+    if not isinstance(raw, list):
+        raise _meta_error(dataset, query, "alternatives", "must be a list")
+    found = []
+    for i, item in enumerate(raw):
+        field = f"alternatives[{i}]"
+        if not isinstance(item, Mapping):
+            raise _meta_error(dataset, query, field, "must be an object")
+        if item.get("kind") not in ALTERNATIVE_KINDS:
+            raise _meta_error(dataset, query, f"{field}.kind",
+                              f"must be one of {', '.join(ALTERNATIVE_KINDS)}, "
+                              f"got {item.get('kind')!r}")
+        if not isinstance(item.get("sql"), str) or not item["sql"].strip():
+            raise _meta_error(dataset, query, f"{field}.sql", "must be a non-empty string")
+        found.append(Alternative(kind=item["kind"], sql=item["sql"],
+                                 description=str(item.get("description") or "")))
+    return found
+
+
+def _time_column(dataset: Dataset, query: Query) -> str | None:
+    column = query.meta.get("time_column")
+    if column is not None and (not isinstance(column, str) or not column.strip()):
+        raise _meta_error(dataset, query, "time_column",
+                          "must be a \"table.column\" string or null")
+    return column or None
+
+
+# --- one query -----------------------------------------------------------------------------
+
+
+def _retrieval_detail(record: Mapping[str, Any], chosen: str | None, gold: str) -> str:
+    if chosen is None:
+        return "no database was retrieved, so the SQL was not run"
+    given = list(record.get("databases") or [])
+    where = (f"the gold database was in the context (rank {given.index(gold) + 1}) but "
+             f"another was chosen" if gold in given else
+             "the gold database was not in the context")
+    return f"queried database '{chosen}', not '{gold}': {where}"
+
+
+def _other_detail(sql_record: Mapping[str, Any]) -> str:
+    gold_error = (sql_record.get("gold") or {}).get("error")
+    if gold_error:
+        return f"the gold SQL failed ({gold_error}): nothing to compare with"
+    if sql_record.get("error_class") == "empty_result":
+        return "no rows where the gold query has some"
+    comparison = sql_record.get("comparison") or {}
+    diff = comparison.get("diff") or {}
+    if diff.get("column_mismatch"):
+        return "different columns from the gold query"
+    text = (f"different result: {diff.get('n_only_gold', 0)} gold rows missing, "
+            f"{diff.get('n_only_pred', 0)} extra rows")
+    if comparison.get("alt_interpretation"):
+        text += " (one result contains the other)"
+    return text
+
+
+class _Judge:
+    """Gives one query its source; caches every SQL execution of the analysis."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self._results: dict[tuple[str, str], SqlResult] = {}
+
+    def run(self, database_id: str, sql: str) -> SqlResult:
+        key = (database_id, sql)
+        if key not in self._results:
+            self._results[key] = execute(self.dataset.databases[database_id], sql)
+        return self._results[key]
+
+    def row(self, query: Query, record: Mapping[str, Any] | None) -> SourceRow:
+        source, detail, kind = self._judge(query, record)
+        return SourceRow(query.query_id, query.difficulty, source, detail, kind)
+
+    def _judge(self, query: Query, record: Mapping[str, Any] | None
+               ) -> tuple[str, str, str | None]:
+        if record is None:
+            return "sql", "no generation record for this query", None
+        sql_record = record.get("sql") or {}
+        chosen = sql_record.get("database_id")
+        gold_db = query.database_id
+        flags = per_query_downstream(downstream_outcome(query, dict(record), "sql"))
+        if flags["execution_match"]:
+            where = "" if chosen in (None, gold_db) else f" (run on database '{chosen}')"
+            return "exact", f"same result as the gold query{where}", None
+        answer = str(record.get("answer") or "")
+        pred = self._prediction(record, answer, chosen)
+        if pred is not None and pred.ok:
+            for alternative in _alternatives(self.dataset, query):
+                if self._matches(query, alternative, pred):
+                    detail = f"matches alternative: {alternative.kind}"
+                    if alternative.description:
+                        detail += f" ({alternative.description})"
+                    return "alternative", detail, alternative.kind
+        if chosen != gold_db:
+            return "retrieval", _retrieval_detail(record, chosen, gold_db), None
+        if record.get("error"):
+            return "sql", f"generation failed: {record['error']}", None
+        if not answer.strip() or pred is None:
+            return "sql", "no SQL was generated", None
+        if not pred.ok:
+            return "sql", f"SQL error: {pred.error}", None
+        time_detail = self._time_only(query, answer)
+        if time_detail is not None:
+            return "time", time_detail, None
+        return "other", _other_detail(sql_record), None
+
+    def _prediction(self, record: Mapping[str, Any], answer: str, chosen: str | None
+                    ) -> SqlResult | None:
+        """The generated SQL's result: the stored one when it failed (that is what the run
+        saw), else a fresh run; None when it was never run."""
+        if record.get("error") or not answer.strip() or chosen not in self.dataset.databases:
+            return None
+        stored = (record.get("sql") or {}).get("pred")
+        if stored and (stored.get("error") or stored.get("error_class")):
+            return SqlResult.from_dict(stored)
+        return self.run(chosen, answer)
+
+    def _matches(self, query: Query, alternative: Alternative, pred: SqlResult) -> bool:
+        result = self.run(query.database_id, alternative.sql)
+        if not result.ok:
+            logger.warning("query %s: the %s alternative fails on %s (%s); skipped",
+                           query.query_id, alternative.kind, query.database_id, result.error)
+            return False
+        return compare_results(result, pred, gold_sql=alternative.sql).set_equal
+
+    def _time_only(self, query: Query, answer: str) -> str | None:
+        """The detail when the two queries agree once their time filters are gone."""
+        column = _time_column(self.dataset, query)
+        if column is None:
+            return None
+        gold_sql = query.sql or str(query.answer)
+        try:
+            gold_sql, n_gold = without_time_filter(gold_sql, column)
+            pred_sql, n_pred = without_time_filter(answer, column)
+        except SqlParseError:
+            return None
+        if n_gold == 0 and n_pred == 0:
+            return None  # nothing removed: the results already differ
+        gold = self.run(query.database_id, gold_sql)
+        pred = self.run(query.database_id, pred_sql)
+        if not (gold.ok and pred.ok and compare_results(gold, pred, gold_sql=gold_sql).set_equal):
+            return None
+        if n_pred == 0:
+            return f"differs only in the time filter: the generated SQL has none on {column}"
+        if n_gold == 0:
+            return f"differs only in the time filter: the gold SQL has none on {column}"
+        return "differs only in the time filter"
+
+
+# --- a run ---------------------------------------------------------------------------------
+
+
+def _sql_generation_run(store: RunStore, dataset: Dataset, run_id: str) -> RunRecord:
+    run = store.get_run(run_id)
+    if run.task != "sql" or run.config.generation is None:
+        what = (f"a {run.task} run" if run.task != "sql" else "a retrieval-only run")
+        raise ConfigError(f"run {run_id} is {what}: error sources need a text-to-SQL run "
+                          f"with a generator (run it with --generator)")
+    if dataset.task != "sql":
+        raise ConfigError(f"dataset '{dataset.name}' is a {dataset.task} dataset, not "
+                          f"text-to-SQL")
+    if run.dataset_fingerprint != dataset.fingerprint:
+        raise ConfigError(f"run {run_id} was made on another version of dataset "
+                          f"'{run.config.dataset}' than the one loaded")
+    return run
+
+
+def error_sources(store: RunStore, dataset: Dataset, run_id: str) -> ErrorSourceReport:
+    """Every query of text-to-SQL run `run_id` with its error source (see the module
+    docstring for the checks, SOURCES for their order).
+
+    `dataset` is the run's dataset, loaded (it holds the gold SQL, the databases and
+    the benchmark metadata). Raises ConfigError when the run has no generator, is not
+    text-to-SQL, was made on another version of the dataset or has no results yet;
+    DatasetError for malformed `alternatives` or `time_column` metadata.
+    """
+    run = _sql_generation_run(store, dataset, run_id)
+    results = list(store.iter_results(run_id))
+    if not results:
+        raise ConfigError(f"run {run_id} has no query results yet")
+    judge = _Judge(dataset)
+    rows = tuple(judge.row(dataset.query(r.query_id), r.generation) for r in results)
+    return ErrorSourceReport(run_id=run_id, dataset=run.config.dataset,
+                             label=run.config.label, rows=rows)

@@ -1,0 +1,277 @@
+"""Drafts, review and export (target_core.benchgen.draft / build / export), on the demo
+databases and on real SQLite files: what a reviewer decides is kept across sessions,
+the acceptance rate is accepted / reviewed, and an export is a folder-format sql
+dataset that loads, whose gold SQL runs on its own copied databases, and that a
+retrieval + heuristic text-to-SQL run and the error-source evaluation accept."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from target_core.benchgen.build import build_draft, pick_templates
+from target_core.benchgen.draft import Draft, check_name, list_drafts, pair_rows
+from target_core.benchgen.error_sources import SOURCES, error_sources
+from target_core.benchgen.export import export_draft
+from target_core.benchgen.questions import Written, WrittenQuestion
+from target_core.benchgen.templates import (
+    EXAMPLE_TEMPLATES_DIR,
+    TemplateError,
+    load_templates,
+    parse_template,
+)
+from target_core.config import load_settings
+from target_core.datasets import load_dataset
+from target_core.errors import ConfigError, UnknownNameError
+from target_core.generators.prompts import build_messages
+from target_core.sql import execute
+
+
+@pytest.fixture
+def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("TARGET_DATASETS", raising=False)
+    return load_settings(tmp_path / "ws")
+
+
+@pytest.fixture
+def demo(settings):
+    return load_dataset("demo-sql", settings)
+
+
+def _draft(settings, demo, name: str = "d1", database: str = "retail_store", n: int = 2,
+           **kwargs):
+    templates = pick_templates(load_templates(EXAMPLE_TEMPLATES_DIR), demo, database)
+    draft, report = build_draft(demo, templates, workspace=settings.workspace, name=name, n=n,
+                                seed=0, **kwargs)
+    return draft, report
+
+
+# --- templates as stored in a draft ------------------------------------------------------
+
+
+def test_every_example_template_survives_to_dict() -> None:
+    for template in load_templates(EXAMPLE_TEMPLATES_DIR):
+        assert parse_template(template.to_dict(), source=template.source) == template
+
+
+def test_template_alternatives_are_checked() -> None:
+    base = {"id": "t", "database": "db", "sql": "SELECT {agg}(x) FROM t",
+            "placeholders": {"agg": {"type": "aggregation"}}}
+    ok = parse_template(base | {"alternatives": [
+        {"kind": "metric", "description": "y instead", "sql": "SELECT {agg}(y) FROM t"}]})
+    assert ok.alternatives[0].kind == "metric"
+    with pytest.raises(TemplateError, match=r"alternatives\[0\]\.kind"):
+        parse_template(base | {"alternatives": [{"kind": "mood", "description": "d",
+                                                 "sql": "SELECT 1"}]})
+    with pytest.raises(TemplateError, match="undeclared placeholder '{nope}'"):
+        parse_template(base | {"alternatives": [{"kind": "metric", "description": "d",
+                                                 "sql": "SELECT {nope}"}]})
+
+
+# --- drafts and review ---------------------------------------------------------------------
+
+
+def test_build_saves_every_question_with_its_check(settings, demo) -> None:
+    seen = []
+    draft, report = _draft(settings, demo, progress=lambda d, t: seen.append((d, t)))
+    with draft:
+        pairs = draft.pairs()
+        summary = draft.summary()
+        assert len({p.item_id for p in pairs}) == len(report.queries) > 0
+        assert summary.total == len(pairs) == summary.pending
+        assert summary.acceptance_rate is None
+        assert summary.automatic_passed == sum(p.check.passed for p in pairs)
+        assert all(p.judge is None and p.status == "pending" for p in pairs)
+        assert [p.item.sql for p in pairs][0] == report.queries[0].sql
+        assert draft.meta()["dataset"] == "demo-sql"
+        assert set(draft.templates()) == {q.template_id for q in report.queries}
+    assert seen[-1] == (len(report.queries), len(report.queries))
+    assert list_drafts(settings.workspace) == ["d1"]
+    assert pair_rows(pairs)[0]["question"] == pairs[0].question
+
+
+def test_review_is_kept_and_the_rate_counts_reviewed_pairs_only(settings, demo) -> None:
+    draft, _ = _draft(settings, demo)
+    with draft:
+        ids = [p.pair_id for p in draft.pairs()]
+        assert draft.review(ids[:3], "accepted") == 3
+        draft.review(ids[3], "rejected")
+        draft.review(ids[4], "accepted", edited="  How many orders were cancelled?  ")
+        draft.review(ids[5], "accepted", edited=draft.pairs()[5].question)  # unchanged text
+    with Draft.open(settings.workspace, "d1") as again:  # a new session
+        summary = again.summary()
+        assert (summary.accepted, summary.rejected, summary.edited) == (5, 1, 1)
+        assert summary.pending == len(ids) - 6
+        assert summary.acceptance_rate == pytest.approx(5 / 6)
+        edited = {p.pair_id: p for p in again.pairs("accepted")}[ids[4]]
+        assert edited.final_question == "How many orders were cancelled?"
+        assert edited.question != edited.final_question
+        assert {p.pair_id: p for p in again.pairs()}[ids[5]].edited is None
+        with pytest.raises(UnknownNameError):
+            again.review([ids[6], 999_999], "rejected")
+        assert {p.pair_id: p for p in again.pairs()}[ids[6]].status == "pending"  # untouched
+        with pytest.raises(UnknownNameError):
+            again.review(ids[6], "maybe")
+        again.review(ids[3], "pending")
+        assert again.summary().rejected == 0
+
+
+def test_accept_automatic_follows_the_check(settings, demo) -> None:
+    class Sloppy:
+        spec, label = "sloppy", "sloppy writer"
+
+        def write(self, item, template):
+            return Written([WrittenQuestion("What happened?", "vague", self.label),
+                            *[q for q in _template_questions(item, template)][:1]])
+
+    def _template_questions(item, template):
+        from target_core.benchgen.questions import write_questions
+
+        return write_questions(item, template)
+
+    draft, _ = _draft(settings, demo, writer=Sloppy())
+    with draft:
+        passed = sum(p.check.passed for p in draft.pairs())
+        changed = draft.accept_automatic()
+        summary = draft.summary()
+        assert changed == summary.total
+        assert summary.accepted == passed and summary.rejected == summary.total - passed
+        assert all(p.question == "What happened?" for p in draft.pairs("rejected"))
+
+
+def test_a_writer_error_is_recorded_not_raised(settings, demo) -> None:
+    class Broken:
+        spec, label = "broken", "broken writer"
+
+        def write(self, item, template):
+            return Written([], error="HTTP 500 after 4 retries")
+
+    draft, report = _draft(settings, demo, writer=Broken())
+    with draft:
+        assert draft.pairs() == []
+        errors = draft.writer_errors()
+        assert len(errors) == len(report.queries)
+        assert errors[0][1] == "HTTP 500 after 4 retries"
+
+
+def test_names_and_existing_drafts(settings, demo) -> None:
+    for bad in ("", "../up", "a/b", ".hidden", "x" * 81):
+        with pytest.raises(ConfigError):
+            check_name(bad)
+    _draft(settings, demo)[0].close()
+    with pytest.raises(ConfigError, match="exists"):
+        _draft(settings, demo)
+    _draft(settings, demo, replace=True)[0].close()
+    with pytest.raises(UnknownNameError):
+        Draft.open(settings.workspace, "nope")
+
+
+# --- export --------------------------------------------------------------------------------
+
+
+def _exported(settings, demo, name: str = "bench-sql"):
+    draft, _ = _draft(settings, demo, name="d2", database=None, n=2)
+    with draft:
+        pairs = draft.pairs()
+        draft.review([p.pair_id for p in pairs[::2]], "accepted")
+        draft.review([p.pair_id for p in pairs[1::2]], "rejected")
+        draft.review(pairs[0].pair_id, "accepted", edited="Edited: " + pairs[0].question)
+        result = export_draft(draft, settings, name, databases=dict(demo.databases))
+        accepted = draft.pairs("accepted")
+    return result, accepted
+
+
+def test_export_writes_a_dataset_that_stands_alone(settings, demo) -> None:
+    result, accepted = _exported(settings, demo)
+    dataset = load_dataset("bench-sql", settings)
+    assert dataset.task == "sql" and result.queries == len(accepted) == len(dataset.queries)
+    assert dataset.queries[0].query.startswith("Edited: ")
+    assert dataset.queries[0].meta["review"] == "edited"
+    assert set(result.databases) == {p.item.database for p in accepted}
+    for database, path in dataset.databases.items():
+        assert Path(path).is_relative_to(result.path)  # copies, not the demo files
+        with sqlite3.connect(path) as db:
+            names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = "
+                                               "'table'")]
+            for table in names:
+                rows = db.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+                assert len(dataset.table((database, table)).rows) == rows
+    for query, pair in zip(dataset.queries, accepted, strict=True):
+        assert query.sql == pair.item.sql and query.difficulty == pair.item.difficulty
+        assert {t for _, t in query.gold} <= {t for d, t in dataset.table_index if
+                                             d == query.database_id}
+        result_rows = execute(dataset.databases[query.database_id], query.sql)
+        assert result_rows.ok and len(result_rows.rows) == pair.item.n_rows
+        assert query.meta["reference_date"] == pair.item.reference_date
+        for alternative in query.meta["alternatives"]:
+            assert alternative["kind"] in ("metric", "granularity", "time")
+            assert execute(dataset.databases[query.database_id], alternative["sql"]).ok
+    relative = [q for q in dataset.queries if q.meta["time"] and q.meta["time"]["expression"]
+                in ("last month", "last 3 months", "last 6 months")]
+    assert relative and all(q.meta["alternatives"] for q in relative)
+    assert all(q.meta["time_column"] for q in relative)
+
+
+def test_export_refuses_clashes_and_leaves_nothing_behind(settings, demo, monkeypatch) -> None:
+    draft, _ = _draft(settings, demo, name="d3")
+    with draft:
+        with pytest.raises(ConfigError, match="no accepted pairs"):
+            export_draft(draft, settings, "x-sql", databases=dict(demo.databases))
+        draft.accept_automatic()
+        with pytest.raises(ConfigError, match="taken"):
+            export_draft(draft, settings, "demo-sql", databases=dict(demo.databases))
+        export_draft(draft, settings, "x-sql", databases=dict(demo.databases))
+        with pytest.raises(ConfigError, match="exists"):
+            export_draft(draft, settings, "x-sql", databases=dict(demo.databases))
+
+        import target_core.datasets.folder as folder
+
+        def broken(*args, **kwargs):
+            raise ConfigError("simulated failure while checking the export")
+
+        monkeypatch.setattr(folder, "load_folder", broken)
+        with pytest.raises(ConfigError, match="simulated"):
+            export_draft(draft, settings, "y-sql", databases=dict(demo.databases))
+    datasets = settings.workspace / "datasets"
+    assert sorted(p.name for p in datasets.iterdir()) == ["x-sql"]  # no y-sql, no temp dir
+
+
+def test_an_export_runs_end_to_end_with_retrieval_and_heuristic_sql(settings, demo) -> None:
+    from target_core.runner import run_retrieval
+    from target_core.store import RunStore
+    from target_core.types import GenerationConfig, RunConfig
+
+    _exported(settings, demo)
+    dataset = load_dataset("bench-sql", settings)
+    config = RunConfig(dataset="bench-sql", retriever="bm25", top_k=5,
+                       generation=GenerationConfig(generator="heuristic"))
+    result = run_retrieval(config, settings=settings)
+    metrics = result.run.metrics
+    assert metrics["n_generated"] == len(dataset.queries)
+    assert 0 < metrics["execution_accuracy"] <= 1
+    store = RunStore.in_workspace(settings.workspace)
+    report = error_sources(store, dataset, result.run.run_id)
+    assert sum(report.counts.values()) == len(dataset.queries)
+    assert set(report.counts) == set(SOURCES)
+
+
+def test_the_sql_prompt_states_the_reference_date() -> None:
+    [_, with_date] = build_messages("sql", "How many orders last month?", "schema",
+                                    today="2025-01-15")
+    assert "Today is 2025-01-15 (Wednesday). Weeks start on Monday" in with_date["content"]
+    [_, without] = build_messages("sql", "How many orders?", "schema")
+    assert "Today is" not in without["content"]
+    [_, odd] = build_messages("sql", "q", "schema", today="mid-January")
+    assert "Today is mid-January." in odd["content"]
+
+
+def test_draft_file_is_plain_sqlite(settings, demo) -> None:
+    draft, _ = _draft(settings, demo)
+    draft.close()
+    with sqlite3.connect(draft.path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        meta = dict(db.execute("SELECT key, value FROM meta"))
+    assert json.loads(meta["writer"]) == "template (offline baseline, no model)"
