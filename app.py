@@ -23,6 +23,8 @@ PAGES = [
             url_path="ablations"),
     st.Page("pages/failures.py", title="Failures", icon=":material/report:",
             url_path="failures"),
+    st.Page("pages/benchmark_builder.py", title="Benchmark builder",
+            icon=":material/construction:", url_path="benchmark_builder"),
 ]
 
 navigation = st.navigation(PAGES)

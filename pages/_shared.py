@@ -78,13 +78,8 @@ def pick_dataset() -> str | None:
     if not names:
         st.sidebar.warning("No datasets found. Add a folder on TARGET_DATASETS.")
         return None
-    wanted = st.query_params.get("dataset")
-    if wanted not in names:
-        wanted = "demo-qa" if "demo-qa" in names else names[0]
-    name = st.sidebar.selectbox("Dataset", names, index=names.index(wanted), key="dataset")
-    if st.query_params.get("dataset") != name:
-        st.query_params["dataset"] = name
-    return name
+    return url_selectbox("Dataset", names, param="dataset", key="dataset", where=st.sidebar,
+                         default="demo-qa")
 
 
 @st.cache_resource(show_spinner="Loading dataset…", max_entries=8)

@@ -1,11 +1,18 @@
 """`benchgen`: the benchmark builder on the command line (seed 002).
 
     benchgen sample [--dataset demo-sql] [--database DB] [--templates FILE|DIR] [--n N]
-                    [--seed S] [--reference-date YYYY-MM-DD] [--out DRAFT.jsonl]
+                    [--seed S] [--reference-date YYYY-MM-DD] [--writer template|openai[:M]]
+                    [--judge round-trip|openai[:M]] [--draft NAME [--replace]] [--out F]
+    benchgen drafts
+    benchgen review DRAFT [--accept-automatic] [--accept ID ...] [--reject ID ...]
+    benchgen export DRAFT --name DATASET [--overwrite]
+    benchgen evaluate RUN
 
-samples SQL from templates against the dataset's databases (read-only), writes the
-template writer's questions for each query and checks them (round trip), and writes the
-draft as JSON Lines: one sampled query per line with its questions and checks.
+`sample` draws SQL from templates over the dataset's databases (read-only), writes
+questions for each query and checks them; `--draft` saves everything for review in the
+workspace, `--out` writes it as JSON Lines. `review` records decisions (the page is the
+usual place); `export` writes the accepted pairs as a folder-format sql dataset;
+`evaluate` splits a text-to-SQL run on such a dataset by error source (paper Table 1).
 """
 
 from __future__ import annotations
@@ -17,11 +24,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from target_core.cli_format import format_rows
+from target_core.cli_format import ProgressBar, format_rows
 from target_core.config import load_settings
-from target_core.errors import ConfigError, UnknownNameError
+from target_core.errors import ConfigError
 
-ACTIONS = ("sample",)
+ACTIONS = ("sample", "drafts", "review", "export", "evaluate")
 
 
 def _reference(text: str | None) -> date | None:
@@ -33,39 +40,60 @@ def _reference(text: str | None) -> date | None:
         raise ConfigError(f"--reference-date must be YYYY-MM-DD, got '{text}'") from None
 
 
-def draft_records(args: argparse.Namespace) -> tuple[list[dict[str, Any]], Any]:
-    """Sample, write and check questions; (one record per kept query, the report)."""
-    from target_core.benchgen.instantiate import sample_queries
-    from target_core.benchgen.questions import as_dicts, round_trip, write_questions
+def _needs(args: argparse.Namespace, what: str) -> str:
+    if not args.target:
+        raise ConfigError(f"benchgen {args.action} needs {what}")
+    return args.target
+
+
+def draft_record(pair_group: list[Any]) -> dict[str, Any]:
+    """One sampled query with its questions and checks, as `--out` and `--json` write it."""
+    item = pair_group[0].item
+    return item.to_dict() | {"questions": [
+        {"pair_id": p.pair_id, "text": p.question, "style": p.style, "writer": p.writer,
+         "round_trip": p.check.passed, "missing": p.check.missing,
+         "judge": p.judge.to_dict() if p.judge else None, "status": p.status}
+        for p in pair_group]}
+
+
+def _records(draft: Any) -> list[dict[str, Any]]:
+    groups: dict[int, list[Any]] = {}
+    for pair in draft.pairs():
+        groups.setdefault(pair.item_id, []).append(pair)
+    return [draft_record(g) for g in groups.values()]
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from target_core.benchgen.build import build_draft, pick_templates
+    from target_core.benchgen.llm import make_judge, make_writer
     from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, load_templates
     from target_core.datasets import load_dataset
+    from target_core.generators.cache import ResponseCache
 
-    dataset = load_dataset(args.dataset, load_settings(args.workspace))
-    if not dataset.databases:
-        raise ConfigError(f"dataset '{dataset.name}' has no SQLite databases to sample from")
-    templates = load_templates(args.templates or EXAMPLE_TEMPLATES_DIR)
-    if args.database:
-        if args.database not in dataset.databases:
-            raise UnknownNameError("database", args.database, dataset.databases)
-        templates = [t for t in templates if t.database == args.database]
-        if not templates:
-            raise ConfigError(f"no template is for database '{args.database}'")
-    report = sample_queries(templates, dataset.databases, n=args.n, seed=args.seed,
-                            reference_date=_reference(args.reference_date))
-    by_id = {t.id: t for t in templates}
-    records = []
-    for item in report.queries:
-        template = by_id[item.template_id]
-        questions = write_questions(item, template)
-        checks = [round_trip(q.text, item, template) for q in questions]
-        records.append(item.to_dict() | {
-            "questions": [q | {"round_trip": c.passed, "missing": c.missing}
-                          for q, c in zip(as_dicts(questions), checks, strict=True)]})
-    return records, report
+    settings = load_settings(args.workspace)
+    dataset = load_dataset(args.dataset, settings)
+    templates = pick_templates(load_templates(args.templates or EXAMPLE_TEMPLATES_DIR),
+                               dataset, args.database)
+    cache = ResponseCache.in_workspace(settings.workspace)
+    writer = make_writer(args.writer, settings, dataset.databases, cache=cache)
+    judge = make_judge(args.judge, settings, dataset.databases, cache=cache)
+    bar = ProgressBar(args.progress or sys.stderr.isatty())
 
-
-def cmd_benchgen(args: argparse.Namespace) -> int:
-    records, report = draft_records(args)
+    def progress(done: int, total: int) -> None:
+        bar(done, total, "writing questions")
+    with tempfile.TemporaryDirectory() as scratch:
+        # Without --draft the draft lives in a scratch workspace for this command only.
+        workspace = settings.workspace if args.draft else Path(scratch)
+        draft, report = build_draft(
+            dataset, templates, workspace=workspace, name=args.draft or "scratch", n=args.n,
+            seed=args.seed, reference_date=_reference(args.reference_date), writer=writer,
+            judge=judge, replace=args.replace, progress=progress,
+            extra_meta={"templates": str(args.templates or EXAMPLE_TEMPLATES_DIR)})
+        with draft:
+            records, summary = _records(draft), draft.summary()
+            errors = draft.writer_errors()
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -73,40 +101,166 @@ def cmd_benchgen(args: argparse.Namespace) -> int:
             handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
         print(f"wrote {len(records)} sampled queries to {out}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"report": report.to_dict(), "items": records}, indent=2,
-                         ensure_ascii=False))
+        print(json.dumps({"report": report.to_dict(), "items": records,
+                          "draft": args.draft, "summary": summary.to_dict(),
+                          "writer_errors": [{"sql": i.sql, "error": e} for i, e in errors]},
+                         indent=2, ensure_ascii=False))
         return 0
     rows = [{"template": t, **{k: getattr(c, k) for k in ("draws", "kept", "error", "empty",
                                                           "duplicate")}}
             for t, c in report.counts.items()]
     print(format_rows(rows, ["template", "draws", "kept", "error", "empty", "duplicate"]))
-    n_questions = sum(len(r["questions"]) for r in records)
-    passed = sum(q["round_trip"] for r in records for q in r["questions"])
-    print(f"\n{len(records)} queries, {n_questions} questions by the template writer "
-          f"(offline baseline); round-trip check passed for {passed}")
+    print(f"\n{len(records)} queries, {summary.total} questions by {writer.label}; "
+          f"automatic validation ({judge.label}) passed {summary.automatic_passed}")
+    for item, error in errors[:5]:
+        print(f"  no questions for {item.template_id}: {error}")
     for record in records[:3]:
         print(f"\n  {record['sql']}")
         for q in record["questions"]:
             print(f"    - {q['text']}")
+    if args.draft:
+        print(f"\nsaved draft '{args.draft}': review it on the Benchmark builder page or "
+              f"with `benchgen review {args.draft}`")
     return 0
 
 
+def cmd_drafts(args: argparse.Namespace) -> int:
+    from target_core.benchgen.draft import Draft, list_drafts
+
+    settings = load_settings(args.workspace)
+    rows = []
+    for name in list_drafts(settings.workspace):
+        with Draft.open(settings.workspace, name) as draft:
+            meta = draft.meta()
+            rows.append({"draft": name, "dataset": meta.get("dataset"),
+                         "writer": meta.get("writer_spec"), **draft.summary().to_dict()})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print("no drafts yet: make one with `benchgen sample --draft NAME`")
+        return 0
+    for row in rows:
+        rate = row["acceptance_rate"]
+        row["acceptance"] = "-" if rate is None else f"{rate:.1%}"
+    print(format_rows(rows, ["draft", "dataset", "writer", "total", "pending", "accepted",
+                             "rejected", "edited", "acceptance"]))
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from target_core.benchgen.draft import Draft
+
+    settings = load_settings(args.workspace)
+    with Draft.open(settings.workspace, _needs(args, "a draft name")) as draft:
+        changed = 0
+        if args.accept_automatic:
+            changed += draft.accept_automatic()
+        if args.accept:
+            changed += draft.review(args.accept, "accepted")
+        if args.reject:
+            changed += draft.review(args.reject, "rejected")
+        summary = draft.summary()
+    if args.json:
+        print(json.dumps({"changed": changed, **summary.to_dict()}, indent=2))
+        return 0
+    rate = summary.acceptance_rate
+    print(f"{changed} pairs changed; {summary.accepted} accepted, {summary.rejected} "
+          f"rejected, {summary.pending} pending of {summary.total}; acceptance rate "
+          + ("-" if rate is None else f"{rate:.1%}") + " (seed 002 reports 95.11%)")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from target_core.benchgen.draft import Draft
+    from target_core.benchgen.export import export_draft
+    from target_core.datasets import load_dataset
+
+    settings = load_settings(args.workspace)
+    if not args.name:
+        raise ConfigError("benchgen export needs --name, the new dataset's name")
+    with Draft.open(settings.workspace, _needs(args, "a draft name")) as draft:
+        source = load_dataset(draft.meta()["dataset"], settings)
+        result = export_draft(draft, settings, args.name, overwrite=args.overwrite,
+                              databases=dict(source.databases))
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+        return 0
+    print(f"wrote dataset '{result.name}' to {result.path}: {result.queries} queries, "
+          f"{result.tables} tables in {len(result.databases)} databases "
+          f"({', '.join(result.databases)}); run it with "
+          f"`run --dataset {result.name} --retriever bm25 --generator heuristic`")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from target_core.benchgen.error_sources import error_sources
+    from target_core.datasets import load_dataset
+    from target_core.store import RunStore
+
+    settings = load_settings(args.workspace)
+    store = RunStore.in_workspace(settings.workspace)
+    run = store.get_run(_needs(args, "a run id"))
+    report = error_sources(store, load_dataset(run.config.dataset, settings), run.run_id)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return 0
+    table = report.table()
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.2f}%"))
+    by_difficulty = report.by_difficulty()
+    if len(by_difficulty):
+        print()
+        print(by_difficulty.to_string(float_format=lambda v: f"{v:.2f}%"))
+    return 0
+
+
+_ACTIONS = {"sample": cmd_sample, "drafts": cmd_drafts, "review": cmd_review,
+            "export": cmd_export, "evaluate": cmd_evaluate}
+
+
+def cmd_benchgen(args: argparse.Namespace) -> int:
+    return _ACTIONS[args.action](args)
+
+
 BENCHGEN_COMMANDS = {
-    "benchgen": ("benchmark builder: sample SQL from templates over a dataset's databases, "
-                 "write and check questions (seed 002)", cmd_benchgen),
+    "benchgen": ("benchmark builder (seed 002): sample SQL from templates, write and check "
+                 "questions, review, export a dataset, evaluate runs by error source",
+                 cmd_benchgen),
 }
 
 
 def benchgen_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("action", choices=ACTIONS, help="sample: templates -> SQL -> "
-                         "questions, written as a draft")
+                         "questions; drafts: list drafts; review DRAFT; export DRAFT; "
+                         "evaluate RUN")
+    command.add_argument("target", nargs="?", help="the draft (review, export) or run "
+                         "(evaluate)")
     command.add_argument("--dataset", default="demo-sql",
-                         help="dataset whose SQLite databases are sampled (default demo-sql)")
-    command.add_argument("--database", help="only the templates of this database")
-    command.add_argument("--templates", help="template file or folder (default: the "
-                         "examples in data/benchgen/templates)")
-    command.add_argument("--n", type=int, default=5, help="queries kept per template")
+                         help="sample: dataset whose SQLite databases are sampled "
+                         "(default demo-sql)")
+    command.add_argument("--database", help="sample: only the templates of this database")
+    command.add_argument("--templates", help="sample: template file or folder (default: "
+                         "the examples in data/benchgen/templates)")
+    command.add_argument("--n", type=int, default=5, help="sample: queries kept per template")
     command.add_argument("--seed", type=int, default=0)
-    command.add_argument("--reference-date", help="resolve relative time references "
+    command.add_argument("--reference-date", help="sample: resolve relative time references "
                          "against this date (default: per template, from the data)")
-    command.add_argument("--out", help="write the draft (JSON Lines) here")
+    command.add_argument("--writer", default="template", help="sample: template (offline "
+                         "baseline) or openai[:MODEL]")
+    command.add_argument("--judge", default="round-trip", help="sample: round-trip "
+                         "(offline) or openai[:MODEL]")
+    command.add_argument("--draft", help="sample: save the draft under this name for review")
+    command.add_argument("--replace", action="store_true",
+                         help="sample: replace a draft of the same name")
+    command.add_argument("--out", help="sample: also write the draft as JSON Lines here")
+    command.add_argument("--progress", action="store_true", help="sample: a progress bar")
+    command.add_argument("--accept-automatic", action="store_true", help="review: accept "
+                         "pending pairs the automatic validation passed, reject those it "
+                         "failed")
+    command.add_argument("--accept", type=int, nargs="+", metavar="PAIR",
+                         help="review: accept these pair ids")
+    command.add_argument("--reject", type=int, nargs="+", metavar="PAIR",
+                         help="review: reject these pair ids")
+    command.add_argument("--name", help="export: the new dataset's name")
+    command.add_argument("--overwrite", action="store_true",
+                         help="export: replace an earlier export of the same name")

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "TARGET_WORKSPACE": str(tmp_path / "ws")}
+    env.pop("OPENAI_API_KEY", None)
     return subprocess.run([sys.executable, "-m", "target_core", "benchgen", *args],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
 
@@ -50,3 +51,46 @@ def test_sample_errors_are_one_line(tmp_path: Path) -> None:
     broken.write_text('{"database": "hospital", "templates": [{"id": "x"}]}')
     bad = _cli(tmp_path, "sample", "--templates", str(broken))
     assert bad.returncode == 2 and "broken.json" in bad.stderr and "'x'" in bad.stderr
+
+
+def test_the_whole_workflow_from_the_command_line(tmp_path: Path) -> None:
+    made = _cli(tmp_path, "sample", "--database", "airline", "--n", "2", "--draft", "air",
+                "--json")
+    assert made.returncode == 0, made.stderr
+    made = json.loads(made.stdout)
+    assert made["draft"] == "air" and made["summary"]["pending"] == made["summary"]["total"]
+    listed = json.loads(_cli(tmp_path, "drafts", "--json").stdout)
+    assert [d["draft"] for d in listed] == ["air"] and listed[0]["writer"] == "template"
+    first = made["items"][0]["questions"][0]["pair_id"]
+    reviewed = _cli(tmp_path, "review", "air", "--reject", str(first), "--json")
+    assert json.loads(reviewed.stdout)["rejected"] == 1
+    reviewed = json.loads(_cli(tmp_path, "review", "air", "--accept-automatic",
+                               "--json").stdout)
+    assert reviewed["pending"] == 0 and reviewed["accepted"] == reviewed["total"] - 1
+    assert reviewed["acceptance_rate"] == (reviewed["total"] - 1) / reviewed["total"]
+    exported = _cli(tmp_path, "export", "air", "--name", "air-sql", "--json")
+    assert exported.returncode == 0, exported.stderr
+    assert json.loads(exported.stdout)["queries"] == reviewed["accepted"]
+    env = {**os.environ, "TARGET_WORKSPACE": str(tmp_path / "ws")}
+    run = subprocess.run([sys.executable, "-m", "target_core", "run", "--dataset", "air-sql",
+                          "--retriever", "bm25", "--generator", "heuristic", "--json"],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr
+    run_id = json.loads(run.stdout)["run_id"]
+    evaluated = _cli(tmp_path, "evaluate", run_id, "--json")
+    assert evaluated.returncode == 0, evaluated.stderr
+    report = json.loads(evaluated.stdout)
+    assert sum(report["counts"].values()) == reviewed["accepted"]
+    text = _cli(tmp_path, "evaluate", run_id)
+    assert "Overall" in text.stdout and "EA" in text.stdout
+
+
+def test_workflow_errors_are_one_line(tmp_path: Path) -> None:
+    missing = _cli(tmp_path, "review", "nothing-here")
+    assert missing.returncode == 2 and "nothing-here" in missing.stderr
+    no_name = _cli(tmp_path, "export")
+    assert no_name.returncode == 2 and "needs" in no_name.stderr
+    unknown_writer = _cli(tmp_path, "sample", "--writer", "gpt-banana")
+    assert unknown_writer.returncode == 2 and "gpt-banana" in unknown_writer.stderr
+    no_key = _cli(tmp_path, "sample", "--writer", "openai")
+    assert no_key.returncode == 2 and "OPENAI_API_KEY" in no_key.stderr

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from target_core.analysis.failures import CATEGORIES
+from target_core.benchgen.error_sources import DEFINITIONS as ERROR_SOURCES
 from target_core.cli import COMMANDS
 from target_core.config import SETTINGS
 
@@ -46,3 +47,8 @@ def test_requirements_are_pinned_exactly() -> None:
             line = line.strip()
             if line and not line.startswith(("#", "-r")):
                 assert re.fullmatch(r"[A-Za-z0-9_.\-]+==[0-9][A-Za-z0-9.]*", line), line
+
+
+@pytest.mark.parametrize("source", ERROR_SOURCES)
+def test_error_source_is_documented(source: str) -> None:
+    assert f"| `{source}` | {ERROR_SOURCES[source]} |" in README

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import html
 
+import pandas as pd
 import plotly.graph_objects as go
 
 from target_core.analysis.ablation import AblationReport
 from target_core.analysis.attribution import RankQuality
 from target_core.analysis.failures import CATEGORIES, FailureReport
+from target_core.benchgen.error_sources import ErrorSourceReport
 
-__all__ = ["ablation_bars", "category_bars", "rank_quality_bars", "tag_heatmap"]
+__all__ = ["ablation_bars", "category_bars", "error_source_bars", "rank_quality_bars",
+           "tag_heatmap"]
 
 _BLUE, _GREY, _ORANGE = "#2563eb", "#94a3b8", "#ea580c"
 _MARGIN = {"l": 10, "r": 10, "t": 30, "b": 40}
@@ -99,4 +102,27 @@ def ablation_bars(report: AblationReport) -> go.Figure:
                                   for i, v in zip(table.index, table["variant"],
                                                   strict=True)],
                         tickvals=list(table["variant"]))
+    return figure
+
+
+_SOURCE_COLORS = {"EA": "#16a34a", "Alt": "#86efac", "Time": _ORANGE, "SQL": "#dc2626",
+                  "Retrieval": "#7c3aed", "Others": _GREY}
+
+
+def error_source_bars(report: ErrorSourceReport) -> go.Figure:
+    """Seed 002's Table 1 as stacked bars: the share of each source, for all queries and
+    per difficulty; the bars end at 100 %."""
+    table = report.table()
+    levels = report.by_difficulty()
+    frame = table if levels.empty else pd.concat([table, levels])
+    names = [html.escape(str(i)) for i in frame.index]
+    figure = go.Figure([go.Bar(
+        name=column, y=names, x=frame[column], orientation="h",
+        marker_color=_SOURCE_COLORS[column],
+        hovertemplate=f"{column}: %{{x:.1f}}%<extra>%{{y}}</extra>")
+        for column in _SOURCE_COLORS])
+    figure.update_layout(barmode="stack", height=110 + 40 * len(names), margin=_MARGIN,
+                         xaxis={"title": "% of queries", "range": [0, 100]},
+                         yaxis={"autorange": "reversed"},
+                         legend={"orientation": "h", "y": 1.15, "traceorder": "normal"})
     return figure

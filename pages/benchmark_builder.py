@@ -1,0 +1,284 @@
+"""Benchmark builder (seed 002): SQL templates -> sampled SQL -> questions -> automatic
+check -> human review -> an exported sql dataset -> evaluation by error source.
+?draft=NAME&pair=ID reopens one pair of a draft; ?tab is not kept (Streamlit tabs)."""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import date
+from pathlib import Path
+
+import streamlit as st
+
+from pages import _shared as ui
+from target_core.analysis.failure_figures import error_source_bars
+from target_core.benchgen.build import build_draft, pick_templates
+from target_core.benchgen.draft import Draft, Pair, list_drafts, pair_rows
+from target_core.benchgen.error_sources import DEFINITIONS, TABLE_COLUMNS, error_sources
+from target_core.benchgen.export import export_draft
+from target_core.benchgen.llm import make_judge, make_writer
+from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, load_templates
+from target_core.errors import TargetError
+from target_core.generators.cache import ResponseCache
+
+PAPER_ACCEPTANCE = 0.9511
+
+ui.frame()
+st.title("Benchmark builder")
+st.caption("Start from valid SQL, write the questions, check them, review them, and "
+           "evaluate text-to-SQL on the result (seed 002: semi-automatic text-to-SQL "
+           "benchmarks).")
+settings = ui.settings()
+make_tab, review_tab, export_tab = st.tabs(["1 · Sample", "2 · Review", "3 · Export and "
+                                            "evaluate"])
+
+
+def _sample() -> None:
+    sql_sets = [i.name for i in ui.dataset_infos() if i.task == "sql" and i.databases]
+    if not sql_sets:
+        st.info("No text-to-SQL dataset with SQLite databases is available.")
+        return
+    left, right = st.columns(2)
+    name = left.selectbox("Dataset", sql_sets, key="bg-dataset")
+    try:
+        dataset = ui.load_by_name(name)
+    except TargetError as exc:
+        st.error(str(exc))
+        return
+    upload = right.file_uploader("Templates (JSON or YAML); empty: the examples",
+                                 type=["json", "yaml", "yml"], key="bg-templates")
+    try:
+        if upload is None:
+            templates = load_templates(EXAMPLE_TEMPLATES_DIR)
+        else:
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / Path(upload.name).name
+                path.write_bytes(upload.getvalue())
+                templates = load_templates(path)
+        databases = sorted({t.database for t in templates if t.database in dataset.databases})
+        database = left.selectbox("Database", ["(every database with templates)", *databases],
+                                  key="bg-database")
+        chosen = pick_templates(templates, dataset,
+                                None if database.startswith("(") else database)
+    except TargetError as exc:
+        st.error(str(exc))
+        return
+    cols = st.columns(4)
+    n = int(cols[0].number_input("Queries per template", 1, 200, 5, key="bg-n"))
+    seed = int(cols[1].number_input("Seed", 0, 2**31 - 1, 0, key="bg-seed"))
+    writer_spec = cols[2].selectbox("Question writer", ["template", "openai"], key="bg-writer",
+                                    help="template: the offline baseline (the template's "
+                                    "question patterns); openai: OPENAI_API_KEY, "
+                                    "OPENAI_BASE_URL, e.g. openai:gpt-4o-mini")
+    judge_spec = cols[3].selectbox("Automatic check", ["round-trip", "openai"], key="bg-judge",
+                                   help="round-trip: the question mentions every value, column "
+                                   "and time reference of its SQL (offline); openai: an LLM "
+                                   "judges whether the SQL answers the question")
+    cols = st.columns(3)
+    fixed = cols[0].checkbox("Fixed reference date", key="bg-fixed",
+                             help="Relative times ('last month') resolve against it. Off: "
+                             "the day after the latest date in each template's time column.")
+    reference = cols[1].date_input("Reference date", date(2025, 1, 1), key="bg-ref",
+                                   disabled=not fixed)
+    draft_name = cols[2].text_input("Draft name", f"{name}-seed{seed}", key="bg-name")
+    st.caption(f"{len(chosen)} templates: " + ", ".join(ui.plain(t.id) for t in chosen))
+    if not st.button("Sample and write questions", type="primary", key="bg-go"):
+        return
+    bar = st.progress(0.0, text="sampling SQL")
+    try:
+        cache = ResponseCache.in_workspace(settings.workspace)
+        draft, report = build_draft(
+            dataset, chosen, workspace=settings.workspace, name=draft_name.strip(), n=n,
+            seed=seed, reference_date=reference if fixed else None,
+            writer=make_writer(writer_spec, settings, dataset.databases, cache=cache),
+            judge=make_judge(judge_spec, settings, dataset.databases, cache=cache),
+            replace=draft_name.strip() in list_drafts(settings.workspace),
+            progress=lambda d, t: bar.progress(d / t, text=f"writing questions {d}/{t}"),
+            extra_meta={"templates": upload.name if upload else "examples"})
+    except TargetError as exc:
+        bar.empty()
+        st.error(str(exc))
+        return
+    with draft:
+        summary = draft.summary()
+    bar.progress(1.0, text="done")
+    st.success(f"Draft '{ui.plain(draft.name)}': {len(report.queries)} SQL queries, "
+               f"{summary.total} questions; the automatic check passed "
+               f"{summary.automatic_passed}. Review it in tab 2.")
+    st.query_params["draft"] = draft.name
+    st.dataframe([{"template": t, **c.to_dict()} for t, c in report.counts.items()],
+                 hide_index=True, width="stretch",
+                 column_config={"template_id": None, "first_error": st.column_config.TextColumn(
+                     "first error", width="large")})
+
+
+def _pair_pane(draft: Draft, pair: Pair, queue: list[Pair]) -> None:
+    item = pair.item
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Question** · {ui.plain(pair.style)} · {ui.plain(pair.writer)} · "
+                    f"status **{pair.status}**")
+        text = st.text_area("Question (edit to correct it)", pair.final_question,
+                            key=f"bg-edit-{draft.name}-{pair.pair_id}", height=100)
+        check = pair.check
+        mark = ":green[passed]" if check.passed else ":red[failed]"
+        st.markdown(f"Round trip {mark}" + (": missing " + ui.plain(", ".join(check.missing))
+                                           if check.missing else ""))
+        if pair.judge is not None:
+            verdict = {True: ":green[answerable]", False: ":red[not answerable]",
+                       None: ":orange[could not judge]"}[pair.judge.passed]
+            st.markdown(f"{ui.plain(pair.judge.method)}: {verdict} · "
+                        f"{ui.plain(pair.judge.reason)}")
+        if item.time:
+            st.caption(f"Time reference '{ui.plain(item.time['expression'])}' against "
+                       f"reference date {item.reference_date}: {item.time['start']} to "
+                       f"{item.time['end']} (end excluded)")
+        buttons = st.columns(3)
+        accept = buttons[0].button("Accept", type="primary", key=f"bg-acc-{pair.pair_id}")
+        reject = buttons[1].button("Reject", key=f"bg-rej-{pair.pair_id}")
+        later = buttons[2].button("Skip", key=f"bg-skip-{pair.pair_id}")
+    with right:
+        st.markdown(f"**SQL** · template {ui.plain(item.template_id)} · database "
+                    f"{ui.plain(item.database)} · {ui.plain(item.difficulty or '')}")
+        st.code(item.sql, language="sql", wrap_lines=True)
+        st.markdown(f"**Result** · {item.n_rows} row{'s' if item.n_rows != 1 else ''}"
+                    + (" (first 5)" if item.n_rows > 5 else ""))
+        st.dataframe([dict(zip(item.columns, row, strict=False))
+                      for row in item.result_preview], hide_index=True, width="stretch")
+    if accept or reject or later:
+        if accept or reject:
+            draft.review(pair.pair_id, "accepted" if accept else "rejected", edited=text)
+        following = [p for p in queue if p.pair_id > pair.pair_id] or queue
+        nxt = next((p for p in following if p.pair_id != pair.pair_id), None)
+        if nxt is not None:
+            st.query_params["pair"] = str(nxt.pair_id)
+        st.rerun()
+
+
+def _review() -> None:
+    names = list_drafts(settings.workspace)
+    if not names:
+        st.info("No drafts yet: make one in tab 1, or with `python -m target_core benchgen "
+                "sample --draft NAME`.")
+        return
+    name = ui.url_selectbox("Draft", names, param="draft", key="bg-draft")
+    with Draft.open(settings.workspace, name) as draft:
+        summary = draft.summary()
+        cols = st.columns(5)
+        cols[0].metric("Pairs", summary.total)
+        cols[1].metric("Accepted", summary.accepted)
+        cols[2].metric("Rejected", summary.rejected)
+        cols[3].metric("Pending", summary.pending)
+        rate = summary.acceptance_rate
+        cols[4].metric("Acceptance rate", "-" if rate is None else f"{rate:.1%}",
+                       None if rate is None else f"{rate - PAPER_ACCEPTANCE:+.1%} vs paper",
+                       help="accepted / reviewed; seed 002 reports 95.11% for its "
+                       "LLM-written questions")
+        meta = draft.meta()
+        st.caption(f"From {ui.plain(meta.get('dataset'))}, seed {meta.get('seed')}, "
+                   f"{meta.get('n')} per template · questions: {ui.plain(meta.get('writer'))}"
+                   f" · automatic check: {ui.plain(meta.get('judge'))}")
+        for item, error in draft.writer_errors()[:5]:
+            st.warning(f"No questions for {ui.plain(item.template_id)}: {ui.plain(error)}")
+        if summary.pending and st.button(
+                f"Accept the {sum(p.automatic is True for p in draft.pairs('pending'))} "
+                "pending pairs the automatic check passed, reject those it failed",
+                key="bg-bulk"):
+            draft.accept_automatic()
+            st.rerun()
+        status = st.segmented_control("Show", ["pending", "accepted", "rejected", "all"],
+                                      default="pending", key="bg-status")
+        pairs = draft.pairs(None if status in (None, "all") else status)
+        if not pairs:
+            st.success("Nothing here." if status != "pending" else
+                       "Every pair is reviewed. Export the accepted ones in tab 3.")
+            return
+        by_id = {p.pair_id: p for p in pairs}
+        wanted = st.query_params.get("pair", "")
+        current = by_id.get(int(wanted)) if wanted.isdigit() else None
+        current = current or pairs[0]
+        st.divider()
+        st.caption(f"Pair {current.pair_id} · {pairs.index(current) + 1} of {len(pairs)} "
+                   f"{status if status != 'all' else ''} · link: ?draft={ui.plain(name)}"
+                   f"&pair={current.pair_id}")
+        _pair_pane(draft, current, pairs)
+        st.divider()
+        table_key = f"bg-list-{name}-{status}"
+        st.session_state[f"{table_key}-ids"] = [p.pair_id for p in pairs]
+        st.dataframe(pair_rows(pairs), hide_index=True, width="stretch",
+                     height=ui.grid_height(len(pairs), 10), key=table_key,
+                     on_select=lambda: _open_selected(table_key),
+                     selection_mode="single-row",
+                     column_config={"question": st.column_config.TextColumn(width="large"),
+                                    "sql": st.column_config.TextColumn(width="large")})
+        st.caption("Select a row to review that pair.")
+
+
+def _open_selected(table_key: str) -> None:
+    rows = st.session_state[table_key].selection.rows
+    ids = st.session_state.get(f"{table_key}-ids", [])
+    if rows and rows[0] < len(ids):
+        st.query_params["pair"] = str(ids[rows[0]])
+
+
+def _export() -> None:
+    names = list_drafts(settings.workspace)
+    if names:
+        st.subheader("Export the accepted pairs as a dataset")
+        cols = st.columns(3)
+        name = cols[0].selectbox("Draft", names, key="bg-export-draft")
+        target = cols[1].text_input("Dataset name", f"{name}-sql", key="bg-export-name")
+        overwrite = cols[2].checkbox("Replace an earlier export", key="bg-export-over")
+        if st.button("Export", type="primary", key="bg-export"):
+            try:
+                with Draft.open(settings.workspace, name) as draft:
+                    source = ui.load_by_name(draft.meta()["dataset"])
+                    result = export_draft(draft, settings, target.strip(), overwrite=overwrite,
+                                          databases=dict(source.databases))
+                ui.dataset_infos.clear()
+            except TargetError as exc:
+                st.error(str(exc))
+            else:
+                st.success(f"Dataset '{ui.plain(result.name)}': {result.queries} queries, "
+                           f"{result.tables} tables in {len(result.databases)} databases.")
+                st.page_link("pages/run.py", label=f"Run a retriever and generator on "
+                             f"{result.name}", icon=":material/play_arrow:",
+                             query_params={"dataset": result.name})
+    st.subheader("Evaluate a text-to-SQL run by error source")
+    runs = [r for r in ui.store().list_runs() if r.n_done and r.config.generation is not None
+            and r.task == "sql"]
+    if not runs:
+        st.info("No text-to-SQL run with a generator yet: run one on an exported dataset.")
+        return
+    labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label}" for r in runs}
+    run_id = ui.url_selectbox("Run", list(labels), param="run", key="bg-eval-run",
+                              format_func=labels.get)
+    run = ui.store().get_run(run_id)
+    try:
+        report = error_sources(ui.store(), ui.load_by_name(run.config.dataset), run_id)
+    except TargetError as exc:
+        st.error(str(exc))
+        return
+    st.caption("As the paper's Table 1: share of all queries. Overall = EA + Alt.")
+    percent = {c: st.column_config.NumberColumn(c, format="%.1f%%") for c in TABLE_COLUMNS}
+    st.dataframe(report.table(), width="stretch", column_config=percent)
+    st.dataframe(report.by_difficulty(), width="stretch", column_config=percent)
+    st.plotly_chart(error_source_bars(report), width="stretch")
+    with st.expander("Definitions"):
+        st.dataframe([{"source": k, "definition": v} for k, v in DEFINITIONS.items()],
+                     hide_index=True, width="stretch",
+                     column_config={"definition": st.column_config.TextColumn(width="large")})
+    rows = report.frame()
+    rows.insert(0, "open", [ui.query_url(run_id, q) for q in rows["query_id"]])
+    st.dataframe(rows, hide_index=True, width="stretch", height=ui.grid_height(len(rows), 12),
+                 column_config={"open": st.column_config.LinkColumn("open",
+                                                                     display_text="query"),
+                                "detail": st.column_config.TextColumn(width="large")})
+
+
+with make_tab:
+    _sample()
+with review_tab:
+    _review()
+with export_tab:
+    _export()

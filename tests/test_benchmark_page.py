@@ -1,0 +1,103 @@
+"""The Benchmark builder page driven with AppTest: sample a draft, review pairs one by one
+(accept, edit, reject, skip), accept by the automatic check, export a dataset, then
+evaluate a run on it by error source; a deep link reopens one pair of a draft."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from target_core.benchgen.draft import Draft
+from target_core.config import load_settings
+from target_core.datasets import load_dataset
+from target_core.runner import run_retrieval
+from target_core.types import GenerationConfig, RunConfig
+
+PAGE = "pages/benchmark_builder.py"
+
+
+@pytest.fixture
+def app(app, tmp_path: Path):
+    return app, load_settings(tmp_path / "ws")
+
+
+def _button(at, label: str):
+    """The button whose label is `label`, or starts with it when `label` ends in '…'."""
+    if label.endswith("…"):
+        return next(b for b in at.button if b.label.startswith(label[:-1]))
+    return next(b for b in at.button if b.label == label)
+
+
+def test_sample_review_export_evaluate(app) -> None:
+    start, settings = app
+    at = start(PAGE)
+    assert at.title[0].value == "Benchmark builder"
+    at.selectbox(key="bg-database").set_value("hospital")
+    at.number_input(key="bg-n").set_value(2)
+    at.text_input(key="bg-name").set_value("hosp")
+    _button(at, "Sample and write questions").click().run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    assert any("Draft 'hosp'" in s.value for s in at.success)
+
+    with Draft.open(settings.workspace, "hosp") as draft:
+        pairs = draft.pairs()
+    first, second, third = pairs[0], pairs[1], pairs[2]
+    at = start(PAGE, draft="hosp")
+    assert at.text_area(key=f"bg-edit-hosp-{first.pair_id}").value == first.question
+    at.text_area(key=f"bg-edit-hosp-{first.pair_id}").set_value("Edited question?")
+    _button(at, "Accept").click().run()
+    assert not at.exception
+    assert at.query_params["pair"] in (str(second.pair_id), [str(second.pair_id)])
+    _button(at, "Reject").click().run()
+    _button(at, "Skip").click().run()
+    with Draft.open(settings.workspace, "hosp") as draft:
+        by_id = {p.pair_id: p for p in draft.pairs()}
+        assert by_id[first.pair_id].status == "accepted"
+        assert by_id[first.pair_id].final_question == "Edited question?"
+        assert by_id[second.pair_id].status == "rejected"
+        assert by_id[third.pair_id].status == "pending"  # skipped
+    assert at.query_params["pair"] in (str(pairs[3].pair_id), [str(pairs[3].pair_id)])
+    rate = next(m for m in at.metric if m.label == "Acceptance rate")
+    assert rate.value == "50.0%"
+
+    _button(at, "Accept the…").click().run()  # the automatic check for the rest
+    with Draft.open(settings.workspace, "hosp") as draft:
+        summary = draft.summary()
+    assert summary.pending == 0 and summary.accepted == summary.total - 1
+
+    at.text_input(key="bg-export-name").set_value("hosp-sql")
+    _button(at, "Export").click().run()
+    assert not at.exception and not at.error, at.error
+    dataset = load_dataset("hosp-sql", settings)
+    assert len(dataset.queries) == summary.accepted
+    assert dataset.queries[0].query == "Edited question?"
+
+    run = run_retrieval(RunConfig(dataset="hosp-sql", retriever="bm25", top_k=5,
+                                  generation=GenerationConfig("heuristic")),
+                        settings=settings).run.run_id
+    at = start(PAGE, run=run)
+    assert not at.exception and not at.error
+    table = at.dataframe[-4].value  # Table 1, by difficulty, definitions, per query
+    assert list(table.columns)[:3] == ["Overall", "EA", "Alt"]
+    rows = at.dataframe[-1].value
+    assert len(rows) == len(dataset.queries)
+    assert rows["open"].str.startswith(f"query?run={run}").all()
+
+
+def test_deep_link_opens_one_pair_and_bad_links_fall_back(app) -> None:
+    start, settings = app
+    at = start(PAGE)
+    at.selectbox(key="bg-database").set_value("airline")
+    at.number_input(key="bg-n").set_value(1)
+    at.text_input(key="bg-name").set_value("air")
+    _button(at, "Sample and write questions").click().run()
+    with Draft.open(settings.workspace, "air") as draft:
+        pairs = draft.pairs()
+    target = pairs[4]
+    at = start(PAGE, draft="air", pair=str(target.pair_id))
+    assert at.text_area(key=f"bg-edit-air-{target.pair_id}").value == target.question
+    at = start(PAGE, draft="air", pair="999999")  # unknown pair: the first pending one
+    assert at.text_area(key=f"bg-edit-air-{pairs[0].pair_id}").value == pairs[0].question
+    at = start(PAGE, draft="no-such-draft")
+    assert not at.exception
