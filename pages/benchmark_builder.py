@@ -67,13 +67,17 @@ def _sample() -> None:
     n = int(cols[0].number_input("Queries per template", 1, 200, 5, key="bg-n"))
     seed = int(cols[1].number_input("Seed", 0, 2**31 - 1, 0, key="bg-seed"))
     writer_spec = cols[2].selectbox("Question writer", ["template", "openai"], key="bg-writer",
+                                    accept_new_options=True,
                                     help="template: the offline baseline (the template's "
-                                    "question patterns); openai: OPENAI_API_KEY, "
-                                    "OPENAI_BASE_URL, e.g. openai:gpt-4o-mini")
+                                    "question patterns); openai or openai:MODEL (type it): "
+                                    "the openai generator, with OPENAI_API_KEY and "
+                                    "OPENAI_BASE_URL for a compatible server")
     judge_spec = cols[3].selectbox("Automatic check", ["round-trip", "openai"], key="bg-judge",
+                                   accept_new_options=True,
                                    help="round-trip: the question mentions every value, column "
-                                   "and time reference of its SQL (offline); openai: an LLM "
-                                   "judges whether the SQL answers the question")
+                                   "and time reference of its SQL (offline); openai or "
+                                   "openai:MODEL: an LLM also judges whether exactly this SQL "
+                                   "answers the question")
     cols = st.columns(3)
     fixed = cols[0].checkbox("Fixed reference date", key="bg-fixed",
                              help="Relative times ('last month') resolve against it. Off: "
@@ -82,6 +86,10 @@ def _sample() -> None:
                                    disabled=not fixed)
     draft_name = cols[2].text_input("Draft name", f"{name}-seed{seed}", key="bg-name")
     st.caption(f"{len(chosen)} templates: " + ", ".join(ui.plain(t.id) for t in chosen))
+    replace = False
+    if draft_name.strip() in list_drafts(settings.workspace):
+        replace = st.checkbox(f"Replace the existing draft '{ui.plain(draft_name.strip())}' "
+                              "(its review decisions are lost)", key="bg-replace")
     if not st.button("Sample and write questions", type="primary", key="bg-go"):
         return
     bar = st.progress(0.0, text="sampling SQL")
@@ -92,7 +100,7 @@ def _sample() -> None:
             seed=seed, reference_date=reference if fixed else None,
             writer=make_writer(writer_spec, settings, dataset.databases, cache=cache),
             judge=make_judge(judge_spec, settings, dataset.databases, cache=cache),
-            replace=draft_name.strip() in list_drafts(settings.workspace),
+            replace=replace,
             progress=lambda d, t: bar.progress(d / t, text=f"writing questions {d}/{t}"),
             extra_meta={"templates": upload.name if upload else "examples"})
     except TargetError as exc:
@@ -187,8 +195,8 @@ def _review() -> None:
             draft.accept_automatic()
             st.rerun()
         status = st.segmented_control("Show", ["pending", "accepted", "rejected", "all"],
-                                      default="pending", key="bg-status")
-        pairs = draft.pairs(None if status in (None, "all") else status)
+                                      default="pending", key="bg-status") or "all"
+        pairs = draft.pairs(None if status == "all" else status)
         if not pairs:
             st.success("Nothing here." if status != "pending" else
                        "Every pair is reviewed. Export the accepted ones in tab 3.")

@@ -501,3 +501,52 @@ def test_factories_need_a_key_for_openai(tmp_path: Path, databases: dict[str, Pa
         make_writer("openai", no_key, databases)
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         make_judge("openai:gpt-4o", no_key, databases)
+
+
+def test_a_draft_written_and_judged_by_the_openai_generator(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    """The whole sample step from the command line with `--writer openai --judge openai`:
+    the questions in the draft are the model's, every pair carries the judge's verdict,
+    and accepting by the automatic validation follows the judge, not the round trip."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def responder(body: dict[str, Any]) -> str:
+        prompt = body["messages"][-1]["content"]
+        if "answerable" in json.dumps(body.get("response_format") or {}) or \
+                "<question>" in prompt:
+            verdict = "llm question two?" not in prompt  # the casual phrasing fails
+            return json.dumps({"reason": "checked", "answerable": verdict})
+        return json.dumps({"analysis": "counts", "questions": [
+            "LLM question one?", "llm question two?", "LLM question one?"]})
+
+    fake_openai.chat_responder = responder
+    env = {**os.environ, "TARGET_WORKSPACE": str(tmp_path / "ws"), "OPENAI_API_KEY": KEY,
+           "OPENAI_BASE_URL": fake_openai.base_url}
+    root = Path(__file__).resolve().parent.parent
+
+    def cli(*args: str) -> dict[str, Any]:
+        done = subprocess.run([sys.executable, "-m", "target_core", "benchgen", *args,
+                               "--json"], capture_output=True, text=True, env=env, cwd=root,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert KEY not in done.stdout + done.stderr
+        return json.loads(done.stdout)
+
+    made = cli("sample", "--database", "hospital", "--n", "1", "--writer", "openai:test-model",
+               "--judge", "openai:test-model", "--draft", "llm")
+    questions = [q for item in made["items"] for q in item["questions"]]
+    assert questions and {q["text"] for q in questions} == {"LLM question one?",
+                                                            "llm question two?"}
+    assert all(q["writer"].startswith("test-model") for q in questions)
+    assert all(q["judge"]["passed"] in (True, False) for q in questions)
+    assert all(q["judge"]["method"].startswith("LLM judge") for q in questions)
+    judged_ok = sum(q["judge"]["passed"] for q in questions)
+    assert made["summary"]["automatic_passed"] == judged_ok
+    reviewed = cli("review", "llm", "--accept-automatic")
+    assert reviewed["accepted"] == judged_ok
+    assert reviewed["rejected"] == len(questions) - judged_ok
+    assert len(fake_openai.chat_requests()) == len(made["items"]) * 3  # 1 writer + 2 judge
+    assert 0 < judged_ok < len(questions)  # the judge, not a constant, decided

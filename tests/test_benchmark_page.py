@@ -101,3 +101,27 @@ def test_deep_link_opens_one_pair_and_bad_links_fall_back(app) -> None:
     assert at.text_area(key=f"bg-edit-air-{pairs[0].pair_id}").value == pairs[0].question
     at = start(PAGE, draft="no-such-draft")
     assert not at.exception
+
+
+def test_sampling_errors_are_shown_and_nothing_is_replaced(app, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    start, settings = app
+    at = start(PAGE)
+    at.selectbox(key="bg-database").set_value("airline")
+    at.number_input(key="bg-n").set_value(1)
+    at.text_input(key="bg-name").set_value("air")
+    _button(at, "Sample and write questions").click().run()
+    with Draft.open(settings.workspace, "air") as draft:
+        draft.review(draft.pairs()[0].pair_id, "accepted")
+    _button(at, "Sample and write questions").click().run()  # same name, not replaced
+    assert not at.exception and any("exists" in e.value for e in at.error)
+    with Draft.open(settings.workspace, "air") as draft:
+        assert draft.summary().accepted == 1
+    at.checkbox(key="bg-replace").check()
+    _button(at, "Sample and write questions").click().run()
+    with Draft.open(settings.workspace, "air") as draft:
+        assert draft.summary().accepted == 0
+    at.selectbox(key="bg-writer").set_value("openai")
+    at.text_input(key="bg-name").set_value("air-llm")
+    _button(at, "Sample and write questions").click().run()
+    assert not at.exception and any("OPENAI_API_KEY" in e.value for e in at.error)
