@@ -15,6 +15,7 @@ import json
 import secrets
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,10 +125,11 @@ class RunStore:
     # --- schema ---------------------------------------------------------------------------
 
     def _migrate(self) -> None:
-        with self.db.atomic():
+        if self._schema_version() == SCHEMA_VERSION:
+            return  # the usual open: no write, so no lock taken
+        with self._write():  # re-read under the lock: another process may have migrated
             self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-            row = list(self.db.query("SELECT value FROM meta WHERE key = 'schema_version'"))
-            version = int(row[0]["value"]) if row else 0
+            version = self._schema_version()
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{self.path} was written by a newer TARGET Explorer "
                                  f"(schema {version} > {SCHEMA_VERSION}); upgrade to read it")
@@ -138,24 +140,33 @@ class RunStore:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
                             [str(SCHEMA_VERSION)])
 
+    def _schema_version(self) -> int:
+        if not self.db["meta"].exists():
+            return 0
+        row = list(self.db.query("SELECT value FROM meta WHERE key = 'schema_version'"))
+        return int(row[0]["value"]) if row else 0
+
     def _create_v1(self) -> None:
-        self.db.executescript("""
-            CREATE TABLE IF NOT EXISTS runs (
-                run_id TEXT PRIMARY KEY, config_key TEXT NOT NULL, config TEXT NOT NULL,
-                dataset TEXT NOT NULL, dataset_fingerprint TEXT NOT NULL, task TEXT NOT NULL,
-                retriever TEXT NOT NULL, view TEXT NOT NULL, top_k INTEGER NOT NULL,
-                status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL,
-                n_queries INTEGER NOT NULL, index_info TEXT NOT NULL DEFAULT '{}',
-                text_fingerprint TEXT NOT NULL DEFAULT '', text_example TEXT NOT NULL DEFAULT '',
-                versions TEXT NOT NULL DEFAULT '{}', metrics TEXT NOT NULL DEFAULT '{}',
-                error TEXT);
-            CREATE INDEX IF NOT EXISTS runs_config_key ON runs (config_key, status);
-            CREATE TABLE IF NOT EXISTS query_results (
-                run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
-                query_id TEXT NOT NULL, position INTEGER NOT NULL, ranked TEXT NOT NULL,
-                gold TEXT NOT NULL, gold_ranks TEXT NOT NULL, metrics TEXT NOT NULL,
-                ms REAL NOT NULL, PRIMARY KEY (run_id, query_id));
-        """)
+        # one statement at a time: executescript() would commit the open transaction
+        for statement in _V1_SCHEMA.split(";"):
+            if statement.strip():
+                self.db.execute(statement)
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction that takes the write lock up front (BEGIN IMMEDIATE).
+
+        A deferred transaction that reads first cannot become a writer once another
+        process has committed meanwhile (WAL's SQLITE_BUSY_SNAPSHOT, which busy_timeout
+        does not wait out): two runs started at once failed with "database is locked".
+        """
+        self.db.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self.db.conn.execute("COMMIT")
+        except BaseException:
+            self.db.conn.rollback()  # a no-op when the error already ended the transaction
+            raise
 
     # --- runs -----------------------------------------------------------------------------
 
@@ -167,7 +178,7 @@ class RunStore:
         configuration again makes a new run (whose index is cached by then).
         """
         key = config_key(config, dataset_fingerprint)
-        with self.db.atomic():
+        with self._write():
             rows = list(self.db.query(
                 "SELECT run_id FROM runs WHERE config_key = ? AND status != 'complete' "
                 "ORDER BY created_at DESC LIMIT 1", [key]))
@@ -188,25 +199,25 @@ class RunStore:
 
     def record_index(self, run_id: str, *, index_info: dict[str, Any], text_fingerprint: str,
                      text_example: str) -> None:
-        with self.db.atomic():
+        with self._write():
             self.db.execute("UPDATE runs SET index_info = ?, text_fingerprint = ?, "
                             "text_example = ? WHERE run_id = ?",
                             [json.dumps(index_info), text_fingerprint, text_example, run_id])
 
     def finish_run(self, run_id: str, metrics: dict[str, float]) -> None:
-        with self.db.atomic():
+        with self._write():
             self.db.execute("UPDATE runs SET status = 'complete', finished_at = ?, "
                             "metrics = ?, error = NULL WHERE run_id = ?",
                             [time.time(), json.dumps(metrics), run_id])
 
     def fail_run(self, run_id: str, error: str) -> None:
-        with self.db.atomic():
+        with self._write():
             self.db.execute("UPDATE runs SET status = 'failed', error = ? WHERE run_id = ?",
                             [error, run_id])
 
     def delete_run(self, run_id: str) -> None:
         self.get_run(run_id)
-        with self.db.atomic():
+        with self._write():
             self.db.execute("DELETE FROM query_results WHERE run_id = ?", [run_id])
             self.db.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
 
@@ -261,7 +272,7 @@ class RunStore:
             "metrics": json.dumps(r.metrics), "ms": r.ms,
             "generation": None if r.generation is None else json.dumps(
                 r.generation, ensure_ascii=False)} for r in results]
-        with self.db.atomic():
+        with self._write():
             self.db["query_results"].insert_all(rows, replace=True)
 
     def query_metrics(self, run_id: str) -> list[tuple[str, dict[str, float]]]:
@@ -286,6 +297,25 @@ class RunStore:
 
     def integrity_check(self) -> str:
         return next(iter(self.db.query("PRAGMA integrity_check")))["integrity_check"]
+
+
+_V1_SCHEMA = """
+    CREATE TABLE IF NOT EXISTS runs (
+        run_id TEXT PRIMARY KEY, config_key TEXT NOT NULL, config TEXT NOT NULL,
+        dataset TEXT NOT NULL, dataset_fingerprint TEXT NOT NULL, task TEXT NOT NULL,
+        retriever TEXT NOT NULL, view TEXT NOT NULL, top_k INTEGER NOT NULL,
+        status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL,
+        n_queries INTEGER NOT NULL, index_info TEXT NOT NULL DEFAULT '{}',
+        text_fingerprint TEXT NOT NULL DEFAULT '', text_example TEXT NOT NULL DEFAULT '',
+        versions TEXT NOT NULL DEFAULT '{}', metrics TEXT NOT NULL DEFAULT '{}',
+        error TEXT);
+    CREATE INDEX IF NOT EXISTS runs_config_key ON runs (config_key, status);
+    CREATE TABLE IF NOT EXISTS query_results (
+        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        query_id TEXT NOT NULL, position INTEGER NOT NULL, ranked TEXT NOT NULL,
+        gold TEXT NOT NULL, gold_ranks TEXT NOT NULL, metrics TEXT NOT NULL,
+        ms REAL NOT NULL, PRIMARY KEY (run_id, query_id));
+"""
 
 
 def _result(row: dict[str, Any]) -> QueryResult:
