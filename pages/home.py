@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _shared as ui
+from target_core.errors import TargetError
 
 ui.frame()
 st.title("TARGET Explorer")
@@ -18,7 +19,11 @@ st.markdown(
     "tables. Datasets follow TARGET's folder format; Spider folders and TARGET's hub "
     "datasets load too.")
 
-infos = ui.dataset_infos()
+try:
+    infos = ui.dataset_infos()
+except TargetError as exc:  # e.g. two datasets with one name: say which, fix, reload
+    st.error(str(exc))
+    st.stop()
 frame = pd.DataFrame([i.to_dict() for i in infos])
 frame["browse"] = [f"datasets?dataset={quote(name)}" for name in frame["name"]]
 st.subheader("Datasets")

@@ -9,21 +9,65 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from target_core.datasets.records import Where, assemble, parse_query, parse_table
 from target_core.errors import DatasetError
-from target_core.types import Dataset
+from target_core.types import TASKS, Dataset
 
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
 META_FILE = "dataset.json"
 
 
+# Only a line holding such an escape can decode to a lone surrogate (raw surrogate bytes
+# are not UTF-8 and fail earlier), so the record walk below is skipped for every other line.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def is_folder_dataset(path: Path) -> bool:
     return path.is_dir() and (path / CORPUS_FILE).is_file()
+
+
+def inside(path: Path, root: Path) -> Path:
+    """`path`, after checking that it resolves inside the dataset folder `root`.
+
+    A dataset's files may be symlinks within its folder but not out of it, so a dataset
+    someone shared cannot make the tool read (and show) other files on this machine. The
+    folder itself may be a symlink: both sides are resolved before comparing.
+    """
+    real = path.resolve()
+    if not real.is_relative_to(root.resolve()):
+        raise DatasetError(f"resolves to {real}, outside the dataset folder; a dataset's "
+                           f"files must lie inside its folder (copy the file in instead)",
+                           path=path)
+    return path
+
+
+def lone_surrogate(record: Any) -> tuple[str, str] | None:
+    """(field, character) of the first string holding half a UTF-16 surrogate pair.
+
+    JSON's "\\ud800" escape decodes to such a half, which is no Unicode character: it
+    cannot be encoded as UTF-8, so it would break the run store, exports and the UI later.
+    """
+    stack: list[tuple[str, Any]] = [("", record)]
+    while stack:
+        field, value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                name = f"{field}.{key}" if field else str(key)
+                stack.append((name, item))
+                stack.append((f"{name} (the key)", key))
+        elif isinstance(value, list):
+            stack.extend((f"{field}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+        elif isinstance(value, str):
+            bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                return field, bad
+    return None
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[Where, Any]]:
@@ -45,27 +89,49 @@ def iter_jsonl(path: Path) -> Iterator[tuple[Where, Any]]:
             if not text.strip():
                 continue
             try:
-                yield where, json.loads(text)
+                record = json.loads(text)
             except json.JSONDecodeError as exc:
-                raise where.error(f"malformed JSON: {exc.msg} at column {exc.colno}") from None
+                raise where.error(f"malformed JSON: {exc.msg.removesuffix(' at')} at column "
+                                  f"{exc.colno}") from None
+            except RecursionError:
+                raise where.error("malformed JSON: nested too deeply") from None
+            except ValueError as exc:  # an integer beyond Python's 4,300-digit limit
+                raise where.error(f"malformed JSON: {str(exc).partition('; use sys')[0]}") \
+                    from None
+            if _SURROGATE_ESCAPE.search(text):
+                found = lone_surrogate(record)
+                if found is not None:
+                    raise where.error(f"holds the escape \\u{ord(found[1]):04x}, half of a "
+                                      f"UTF-16 surrogate pair without its other half; it is "
+                                      f"not a character", found[0] or None)
+            yield where, record
 
 
 def read_meta(path: Path) -> dict[str, Any]:
-    """dataset.json as a dict ({} when absent)."""
+    """dataset.json as a dict ({} when absent); a byte order mark is allowed."""
     meta_path = path / META_FILE
     if not meta_path.is_file():
         return {}
+    inside(meta_path, path)
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = json.loads(meta_path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError:
         raise DatasetError("not valid UTF-8", path=meta_path) from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"malformed JSON: {exc.msg}", path=meta_path, line=exc.lineno) from None
+    except RecursionError:
+        raise DatasetError("malformed JSON: nested too deeply", path=meta_path) from None
+    except ValueError as exc:
+        raise DatasetError(f"malformed JSON: {str(exc).partition('; use sys')[0]}",
+                           path=meta_path) from None
     if not isinstance(meta, dict):
         raise DatasetError("must be a JSON object", path=meta_path)
     for key in ("name", "task", "description", "license"):
         if key in meta and not isinstance(meta[key], str):
             raise DatasetError("must be a string", path=meta_path, field=key)
+    if "task" in meta and meta["task"] not in TASKS:
+        raise DatasetError(f"unknown task {meta['task']!r}; expected one of {', '.join(TASKS)}",
+                           path=meta_path, field="task")
     return meta
 
 
@@ -74,7 +140,7 @@ def find_databases(path: Path) -> dict[str, Path]:
     root = path / "databases"
     if not root.is_dir():
         return {}
-    return {d.name: d / f"{d.name}.sqlite" for d in sorted(root.iterdir())
+    return {d.name: inside(d / f"{d.name}.sqlite", path) for d in sorted(root.iterdir())
             if (d / f"{d.name}.sqlite").is_file()}
 
 
@@ -90,8 +156,8 @@ def load_folder(path: str | Path, *, name: str | None = None) -> Dataset:
                            path=path / "databases")
     corpus = path / CORPUS_FILE
     queries = path / QUERIES_FILE
-    tables = [(w, parse_table(r, w)) for w, r in iter_jsonl(corpus)]
-    query_list = [(w, parse_query(r, w)) for w, r in iter_jsonl(queries)]
+    tables = [(w, parse_table(r, w)) for w, r in iter_jsonl(inside(corpus, path))]
+    query_list = [(w, parse_query(r, w)) for w, r in iter_jsonl(inside(queries, path))]
     return assemble(
         name=name or meta.get("name") or path.name,
         task=meta.get("task"),

@@ -8,6 +8,7 @@ at all: nothing is built until every record has passed.
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,12 +187,23 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def check_sqlite_file(path: Path, where: Where) -> None:
-    """A database file must exist and start with SQLite's magic header."""
+    """A database file must exist, start with SQLite's magic header and have a readable
+    schema (read-only; a full integrity check would read every page of a large database).
+    """
     if not Path(path).is_file():
         raise where.error(f"database file {path} does not exist", "database_id")
     with open(path, "rb") as handle:
         if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
             raise where.error(f"{path} is not a SQLite database", "database_id")
+    try:
+        connection = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise where.error(f"{path} cannot be read as a SQLite database: {exc}",
+                          "database_id") from None
 
 
 def _check_databases(databases: Mapping[str, Path], database_dir: Path | None,
