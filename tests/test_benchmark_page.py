@@ -29,14 +29,18 @@ def _button(at, label: str):
     return next(b for b in at.button if b.label == label)
 
 
+def _sample(at, database: str, n: int, name: str):
+    at.selectbox(key="bg-database").set_value(database)
+    at.number_input(key="bg-n").set_value(n)
+    at.text_input(key="bg-name").set_value(name)
+    return _button(at, "Sample and write questions").click().run()
+
+
 def test_sample_review_export_evaluate(app) -> None:
     start, settings = app
     at = start(PAGE)
     assert at.title[0].value == "Benchmark builder"
-    at.selectbox(key="bg-database").set_value("hospital")
-    at.number_input(key="bg-n").set_value(2)
-    at.text_input(key="bg-name").set_value("hosp")
-    _button(at, "Sample and write questions").click().run()
+    at = _sample(at, "hospital", 2, "hosp")
     assert not at.exception and not at.error, (at.exception, at.error)
     assert any("Draft 'hosp'" in s.value for s in at.success)
 
@@ -87,11 +91,7 @@ def test_sample_review_export_evaluate(app) -> None:
 
 def test_deep_link_opens_one_pair_and_bad_links_fall_back(app) -> None:
     start, settings = app
-    at = start(PAGE)
-    at.selectbox(key="bg-database").set_value("airline")
-    at.number_input(key="bg-n").set_value(1)
-    at.text_input(key="bg-name").set_value("air")
-    _button(at, "Sample and write questions").click().run()
+    at = _sample(start(PAGE), "airline", 1, "air")
     with Draft.open(settings.workspace, "air") as draft:
         pairs = draft.pairs()
     target = pairs[4]
@@ -106,11 +106,7 @@ def test_deep_link_opens_one_pair_and_bad_links_fall_back(app) -> None:
 def test_sampling_errors_are_shown_and_nothing_is_replaced(app, monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     start, settings = app
-    at = start(PAGE)
-    at.selectbox(key="bg-database").set_value("airline")
-    at.number_input(key="bg-n").set_value(1)
-    at.text_input(key="bg-name").set_value("air")
-    _button(at, "Sample and write questions").click().run()
+    at = _sample(start(PAGE), "airline", 1, "air")
     with Draft.open(settings.workspace, "air") as draft:
         draft.review(draft.pairs()[0].pair_id, "accepted")
     _button(at, "Sample and write questions").click().run()  # same name, not replaced

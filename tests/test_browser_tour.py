@@ -11,25 +11,14 @@ Skipped where chromium is absent, except under CI (CI=true), where its absence f
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-import pytest
+from browser_support import require_chromium, screenshots
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("screenshots", ROOT / "scripts" / "screenshots.py")
-assert _spec is not None and _spec.loader is not None
-screenshots = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(screenshots)
-
-if not screenshots.CHROMIUM.exists():
-    if os.environ.get("CI"):
-        pytest.fail("chromium is missing under CI: `make test` should have installed it",
-                    pytrace=False)
-    pytest.skip("chromium not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 EXCEPTION = "[data-testid='stException']"
 LONG = 180_000  # ms: a click that runs retrieval on a busy 2-core CI machine
