@@ -43,8 +43,7 @@ def measure(n: int, workspace: Path) -> dict[str, Any]:
         demo, templates, workspace=workspace, name=f"n{n}", n=n, seed=0))
     _, review_s = timed(draft.accept_automatic)
     name = f"bench-n{n}"
-    _, export_s = timed(lambda: export_draft(draft, settings, name,
-                                             databases=dict(demo.databases)))
+    _, export_s = timed(lambda: export_draft(draft, settings, name))
     summary = draft.summary()
     draft.close()
     config = RunConfig(dataset=name, retriever="bm25", top_k=5,

@@ -240,9 +240,7 @@ def _export() -> None:
         if st.button("Export", type="primary", key="bg-export"):
             try:
                 with Draft.open(settings.workspace, name) as draft:
-                    source = ui.load_by_name(draft.meta()["dataset"])
-                    result = export_draft(draft, settings, target.strip(), overwrite=overwrite,
-                                          databases=dict(source.databases))
+                    result = export_draft(draft, settings, target.strip(), overwrite=overwrite)
                 ui.dataset_infos.clear()
             except TargetError as exc:
                 st.error(str(exc))

@@ -174,15 +174,12 @@ def cmd_review(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from target_core.benchgen.draft import Draft
     from target_core.benchgen.export import export_draft
-    from target_core.datasets import load_dataset
 
     settings = load_settings(args.workspace)
     if not args.name:
         raise ConfigError("benchgen export needs --name, the new dataset's name")
     with Draft.open(settings.workspace, _needs(args, "a draft name")) as draft:
-        source = load_dataset(draft.meta()["dataset"], settings)
-        result = export_draft(draft, settings, args.name, overwrite=args.overwrite,
-                              databases=dict(source.databases))
+        result = export_draft(draft, settings, args.name, overwrite=args.overwrite)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0

@@ -179,7 +179,7 @@ def _exported(settings, demo, name: str = "bench-sql"):
         draft.review([p.pair_id for p in pairs[::2]], "accepted")
         draft.review([p.pair_id for p in pairs[1::2]], "rejected")
         draft.review(pairs[0].pair_id, "accepted", edited="Edited: " + pairs[0].question)
-        result = export_draft(draft, settings, name, databases=dict(demo.databases))
+        result = export_draft(draft, settings, name)
         accepted = draft.pairs("accepted")
     return result, accepted
 
@@ -219,13 +219,13 @@ def test_export_refuses_clashes_and_leaves_nothing_behind(settings, demo, monkey
     draft, _ = _draft(settings, demo, name="d3")
     with draft:
         with pytest.raises(ConfigError, match="no accepted pairs"):
-            export_draft(draft, settings, "x-sql", databases=dict(demo.databases))
+            export_draft(draft, settings, "x-sql")
         draft.accept_automatic()
         with pytest.raises(ConfigError, match="taken"):
-            export_draft(draft, settings, "demo-sql", databases=dict(demo.databases))
-        export_draft(draft, settings, "x-sql", databases=dict(demo.databases))
+            export_draft(draft, settings, "demo-sql")
+        export_draft(draft, settings, "x-sql")
         with pytest.raises(ConfigError, match="exists"):
-            export_draft(draft, settings, "x-sql", databases=dict(demo.databases))
+            export_draft(draft, settings, "x-sql")
 
         import target_core.datasets.folder as folder
 
@@ -234,7 +234,7 @@ def test_export_refuses_clashes_and_leaves_nothing_behind(settings, demo, monkey
 
         monkeypatch.setattr(folder, "load_folder", broken)
         with pytest.raises(ConfigError, match="simulated"):
-            export_draft(draft, settings, "y-sql", databases=dict(demo.databases))
+            export_draft(draft, settings, "y-sql")
     datasets = settings.workspace / "datasets"
     assert sorted(p.name for p in datasets.iterdir()) == ["x-sql"]  # no y-sql, no temp dir
 

@@ -97,7 +97,6 @@ def build_draft(dataset: Dataset, templates: Sequence[Template], *, workspace: s
             "judge_spec": judge.spec, "counts": {k: c.to_dict() for k, c in
                                                  report.counts.items()},
             **(extra_meta or {})}
-    used = {t.id for t in templates}
-    draft = Draft.create(workspace, name, templates=[by_id[i] for i in by_id if i in used],
-                         items=items, meta=meta, replace=replace)
+    draft = Draft.create(workspace, name, templates=templates, items=items, meta=meta,
+                         replace=replace)
     return draft, report

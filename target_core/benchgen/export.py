@@ -141,26 +141,24 @@ def _copy_database(source: Path, target: Path) -> None:
 
 def _description(draft: Draft, accepted: int, databases: Sequence[str]) -> str:
     meta, summary = draft.meta(), draft.summary()
-    rate = summary.acceptance_rate
     return (f"Text-to-SQL benchmark made with the benchmark builder (seed 002) from draft "
             f"'{draft.name}' over dataset '{meta.get('dataset')}' "
             f"(databases: {', '.join(databases)}). SQL sampled from templates with seed "
             f"{meta.get('seed')}; questions by {meta.get('writer')}; checked by "
             f"{meta.get('judge')}; {accepted} question-SQL pairs accepted in human review "
-            f"(acceptance rate {rate:.1%} of {summary.reviewed} reviewed)."
-            if rate is not None else "")
+            f"(acceptance rate {summary.acceptance_rate:.1%} of {summary.reviewed} reviewed).")
 
 
 def export_draft(draft: Draft, settings: Settings, name: str, *,
-                 overwrite: bool = False, databases: dict[str, Path]) -> ExportResult:
+                 overwrite: bool = False) -> ExportResult:
     """Write the accepted pairs of `draft` as dataset `name` in the workspace.
 
-    `databases` maps database id -> SQLite file (the source dataset's). Raises
+    The SQLite files come from the dataset the draft was sampled from. Raises
     ConfigError when nothing is accepted, when the name is taken by another dataset,
     or when the folder exists and `overwrite` is not set.
     """
     from target_core.datasets.folder import load_folder
-    from target_core.datasets.registry import discover
+    from target_core.datasets.registry import discover, load_dataset
 
     check_name(name, "dataset")
     accepted = draft.pairs("accepted")
@@ -175,6 +173,7 @@ def export_draft(draft: Draft, settings: Settings, name: str, *,
         raise ConfigError(f"dataset '{name}' exists ({target}); overwrite it or pick "
                           "another name")
     used = sorted({p.item.database for p in accepted})
+    databases = load_dataset(draft.meta()["dataset"], settings).databases
     if missing := [d for d in used if d not in databases]:
         raise ConfigError(f"database '{missing[0]}' of the draft is not in the source "
                           "dataset any more")
