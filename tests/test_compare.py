@@ -90,6 +90,26 @@ def test_bootstrap_matches_scipy_percentile() -> None:
         bootstrap_ci([])
 
 
+def test_grouped_resampling_matches_scipy_on_few_distinct_values() -> None:
+    # hits and reciprocal ranks take few distinct values: both functions then draw
+    # counts per value (multinomial / binomial) instead of single items
+    rng = np.random.default_rng(11)
+    hits = (rng.random(400) < 0.6).astype(float)
+    low, high = bootstrap_ci(hits)
+    ref = stats.bootstrap((hits,), np.mean, method="percentile", confidence_level=0.95,
+                          n_resamples=10_000, rng=np.random.default_rng(0)).confidence_interval
+    assert low == pytest.approx(ref.low, abs=0.006) and high == pytest.approx(ref.high, abs=0.006)
+    a = 1 / rng.integers(1, 6, 300) * (rng.random(300) < 0.7)
+    b = 1 / rng.integers(1, 5, 300) * (rng.random(300) < 0.7)
+    ours = paired_randomization(a, b, n_resamples=10_000, seed=1)
+    theirs = stats.permutation_test((a, b), _mean_diff, permutation_type="samples",
+                                    alternative="two-sided", n_resamples=10_000,
+                                    rng=np.random.default_rng(2)).pvalue
+    assert theirs > 0.001 and abs(ours - theirs) < 0.02
+    # 64 equal differences: only the two all-same sign vectors (p = 2^-63) reach |sum| = 64
+    assert paired_randomization([1.0] * 64, [0.0] * 64) == pytest.approx(1 / 10_001)
+
+
 def test_holm_hand_values() -> None:
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])  # capped at 1

@@ -21,6 +21,11 @@ the smallest possible p with m discordant pairs is 2 · 0.5^m, 0.0625 at m = 5 a
 0.03125 at m = 6."""
 
 _CHUNK = 1_000  # resamples drawn at once, so memory stays at _CHUNK × n numbers
+_FEW = 8
+"""Resampling draws per distinct value (counts, not items) when there are at most n / _FEW
+distinct values, as for hits and reciprocal ranks: the same distribution, drawn in
+O(distinct) instead of O(n) per resample, which keeps a 5,000-query comparison
+interactive."""
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -66,11 +71,16 @@ def paired_randomization(a: Sequence[float], b: Sequence[float], *, n_resamples:
         signs = 1 - 2 * ((np.arange(2**n)[:, None] >> np.arange(n)) & 1)
         return float(np.count_nonzero(np.abs(signs @ d) >= threshold) / 2**n)
     rng = np.random.default_rng(seed)
+    magnitudes, counts = np.unique(np.abs(d[d != 0]), return_counts=True)
+    grouped = magnitudes.size * _FEW <= n
     count = 0
     for start in range(0, n_resamples, _CHUNK):
         size = min(_CHUNK, n_resamples - start)
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(size, n))
-        count += int(np.count_nonzero(np.abs(signs @ d) >= threshold))
+        if grouped:  # per distinct |d_i|, the signed sum is 2 · Binomial(count, 1/2) - count
+            sums = (2 * rng.binomial(counts, 0.5, size=(size, counts.size)) - counts) @ magnitudes
+        else:
+            sums = rng.choice(np.array([-1.0, 1.0]), size=(size, n)) @ d
+        count += int(np.count_nonzero(np.abs(sums) >= threshold))
     return (count + 1) / (n_resamples + 1)
 
 
@@ -88,10 +98,17 @@ def bootstrap_ci(values: Sequence[float], *, confidence: float = 0.95,
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     rng = np.random.default_rng(seed)
+    distinct, counts = np.unique(x, return_counts=True)
+    grouped = distinct.size * _FEW <= x.size
     means = np.empty(n_resamples)
     for start in range(0, n_resamples, _CHUNK):
         size = min(_CHUNK, n_resamples - start)
-        means[start:start + size] = x[rng.integers(0, x.size, size=(size, x.size))].mean(axis=1)
+        if grouped:  # how often each distinct value is drawn is Multinomial(n, counts / n)
+            picks = rng.multinomial(x.size, counts / x.size, size=size)
+            means[start:start + size] = picks @ distinct / x.size
+        else:
+            means[start:start + size] = x[rng.integers(0, x.size, size=(size, x.size))
+                                          ].mean(axis=1)
     low, high = np.percentile(means, [50 * (1 - confidence), 50 * (1 + confidence)])
     return float(low), float(high)
 
