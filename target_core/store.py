@@ -92,6 +92,17 @@ class QueryResult:
                             gold=tuple(self.gold), gold_database=self.gold[0][0], ms=self.ms)
 
 
+@dataclass(frozen=True)
+class QueryScore:
+    """A query's metrics and best gold rank, read without its ranked list (which is most
+    of a stored result): what comparisons and tests need, cheap for thousands of queries."""
+
+    query_id: str
+    metrics: dict[str, float]
+    best_rank: int | None
+    """As QueryResult.best_rank, computed by SQLite."""
+
+
 def config_key(config: RunConfig, dataset_fingerprint: str) -> str:
     """What makes two runs the same: the configuration and the dataset's content."""
     payload = json.dumps([config.to_dict(), dataset_fingerprint], sort_keys=True)
@@ -280,6 +291,14 @@ class RunStore:
         return [(r["query_id"], json.loads(r["metrics"])) for r in self.db.query(
             "SELECT query_id, metrics FROM query_results WHERE run_id = ? ORDER BY position",
             [run_id])]
+
+    def query_scores(self, run_id: str) -> list[QueryScore]:
+        """Every query's metrics and best gold rank, in query order."""
+        return [QueryScore(r["query_id"], json.loads(r["metrics"]), r["best_rank"])
+                for r in self.db.query(
+                    "SELECT query_id, metrics, (SELECT MIN(value) FROM json_each(gold_ranks)) "
+                    "AS best_rank FROM query_results WHERE run_id = ? ORDER BY position",
+                    [run_id])]
 
     def iter_results(self, run_id: str) -> Iterator[QueryResult]:
         """The run's query results in query order."""

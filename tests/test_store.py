@@ -60,6 +60,21 @@ def test_results_round_trip_in_query_order(tmp_path: Path) -> None:
     assert store.get_result(run.run_id, "q2").position == 1
 
 
+def test_query_scores_give_metrics_and_best_gold_rank_without_the_ranked_list(
+        tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.sqlite")
+    run, _ = _start(store)
+    two_gold = QueryResult("q3", 2, [], [("d", "a"), ("d", "b")],
+                           {("d", "a"): 7, ("d", "b"): 3}, {"hit@1": 0.0}, 1.0)
+    never = QueryResult("q4", 3, [], [("d", "a")], {("d", "a"): None}, {"hit@1": 0.0}, 1.0)
+    results = [_result("q1", 0), two_gold, never]
+    store.save_results(run.run_id, results)
+    scores = store.query_scores(run.run_id)
+    assert [(s.query_id, s.best_rank) for s in scores] == [("q1", 1), ("q3", 3), ("q4", None)]
+    assert [s.best_rank for s in scores] == [r.best_rank for r in results]
+    assert scores[0].metrics == {"hit@1": 1.0}
+
+
 def test_a_failing_batch_writes_nothing(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
     run, _ = _start(store)

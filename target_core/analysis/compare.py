@@ -22,7 +22,7 @@ from target_core.analysis.stats import (
     paired_randomization,
 )
 from target_core.errors import TargetError
-from target_core.store import QueryResult, RunRecord, RunStore
+from target_core.store import QueryScore, RunRecord, RunStore
 
 __all__ = ["FlippedQuery", "MetricTest", "PairComparison", "RunComparison", "RunSummary",
            "compare_runs"]
@@ -135,7 +135,7 @@ def _test(metric: str, base: list[float], other: list[float], *, binary: bool) -
                       p_value=p)
 
 
-def _metrics_present(results: dict[str, QueryResult], query_ids: list[str]) -> set[str]:
+def _metrics_present(results: dict[str, QueryScore], query_ids: list[str]) -> set[str]:
     names = set(BINARY_DOWNSTREAM + GRADED_DOWNSTREAM)
     for q in query_ids:
         names &= set(results[q].metrics)
@@ -162,7 +162,7 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], *, k: int | None = Non
                            f"{listed}")
     k = _choose_k(runs, k)
     hit_key = f"hit@{k}"
-    results = [{r.query_id: r for r in store.iter_results(run.run_id)} for run in runs]
+    results = [{r.query_id: r for r in store.query_scores(run.run_id)} for run in runs]
     common = set(results[0]).intersection(*results[1:])
     query_ids = [q for q in results[0] if q in common]  # the baseline's query order
     if not query_ids:

@@ -49,7 +49,7 @@ def outcomes_frame(store: RunStore, run_ids: Sequence[str], k: int) -> pd.DataFr
     columns = ["query_id"]
     hit_key = f"hit@{k}"
     for run_id in run_ids:
-        results = list(store.iter_results(run_id))
+        results = store.query_scores(run_id)
         downstream = [m for m in (*BINARY_DOWNSTREAM, *GRADED_DOWNSTREAM)
                       if any(m in r.metrics for r in results)]
         fields = [*OUTCOME_FIELDS, *downstream]
