@@ -28,6 +28,9 @@ class Where:
 
     path: str
     line: int | None = None
+    offset: int | None = None
+    """Byte offset of the line in its file (JSONL records), and its length in bytes."""
+    length: int | None = None
 
     def error(self, reason: str, field: str | None = None) -> DatasetError:
         return DatasetError(reason, path=self.path, line=self.line, field=field)
@@ -58,6 +61,20 @@ def _cell(value: Any, where: Where, field: str) -> Cell:
     return value
 
 
+_PLAIN_CELLS = frozenset({str, int, bool, type(None)})
+_NUMBER_CELLS = _PLAIN_CELLS | {float}
+
+
+def _row(row: list[Any], where: Where, field: str) -> tuple[Cell, ...]:
+    """A row's cells; the usual row (plain JSON scalars, finite floats) is taken as is,
+    which keeps loading a 100,000-table corpus to a few seconds."""
+    kinds = set(map(type, row))
+    if kinds <= _PLAIN_CELLS or (kinds <= _NUMBER_CELLS and all(
+            math.isfinite(c) for c in row if type(c) is float)):
+        return tuple(row)
+    return tuple(_cell(c, where, field) for c in row)
+
+
 def parse_table(record: Any, where: Where) -> Table:
     """A corpus record {database_id, table_id, table: [[header], [row], ...], context?}."""
     if not isinstance(record, Mapping):
@@ -76,7 +93,7 @@ def parse_table(record: Any, where: Where) -> Table:
         if len(row) != len(header):
             raise where.error(f"row {i} has {len(row)} cells but the header has "
                               f"{len(header)}", f"table[{i}]")
-        rows.append(tuple(_cell(c, where, f"table[{i}]") for c in row))
+        rows.append(_row(row, where, f"table[{i}]"))
     context = record.get("context") or {}
     if not isinstance(context, Mapping):
         raise where.error(f"must be a JSON object, got {type(context).__name__}", "context")
