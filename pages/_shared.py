@@ -12,11 +12,11 @@ import streamlit as st
 
 from target_core.config import Settings, load_settings
 from target_core.costs import ChatCostEstimate, generation_cost
-from target_core.datasets import DatasetInfo, discover, list_datasets, load_dataset
+from target_core.datasets import DatasetInfo, discover, list_datasets, load_dataset, open_lookup
 from target_core.errors import TargetError
 from target_core.explore import DatasetSummary, summarize
 from target_core.store import RunStore
-from target_core.types import VIEW_PRESETS, Dataset, GenerationConfig, TableView
+from target_core.types import VIEW_PRESETS, Dataset, GenerationConfig, TableLookup, TableView
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
 
@@ -90,6 +90,12 @@ def _load(name: str, workspace: str) -> Dataset:
 def load_by_name(name: str) -> Dataset:
     """Load a dataset (cached); raises TargetError."""
     return _load(name, str(settings().workspace))
+
+
+def lookup_by_name(name: str) -> TableLookup:
+    """A dataset's queries and tables for showing a few of them: large corpora that
+    loaded before are read table by table instead of in full; raises TargetError."""
+    return open_lookup(name, settings())
 
 
 def dataset_or_stop(name: str | None) -> Dataset:

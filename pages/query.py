@@ -31,7 +31,7 @@ if not runs:
 run_id = ui.pick_run(runs, key="query-run")
 run = store.get_run(run_id)
 try:
-    dataset = ui.load_by_name(run.config.dataset)
+    dataset = ui.lookup_by_name(run.config.dataset)
 except TargetError as exc:
     st.error(f"The run's dataset cannot be loaded: {exc}")
     st.stop()

@@ -16,7 +16,7 @@ from target_core.explore import table_ref
 from target_core.metrics.answers import answer_text, differing_words
 from target_core.metrics.facts import FACT_LABELS, gold_label
 from target_core.store import QueryResult
-from target_core.types import Dataset, Query
+from target_core.types import Query, TableLookup
 
 ERROR_CLASS_HELP: dict[str, str] = {
     "correct": "the result rows equal the gold result's as sets (execution accuracy)",
@@ -135,7 +135,7 @@ def _sql_view(query: Query, record: dict[str, Any]) -> SqlView:
         findings=tuple(findings))
 
 
-def _context(dataset: Dataset, record: dict[str, Any]) -> tuple[pd.DataFrame, tuple[str, ...],
+def _context(dataset: TableLookup, record: dict[str, Any]) -> tuple[pd.DataFrame, tuple[str, ...],
                                                                  str]:
     cut = record.get("cut") or {}
     rows = []
@@ -154,7 +154,7 @@ def _context(dataset: Dataset, record: dict[str, Any]) -> tuple[pd.DataFrame, tu
     return pd.DataFrame(rows, columns=["table", "title", "rows"]), dropped, note
 
 
-def answer_view(dataset: Dataset, result: QueryResult) -> AnswerView | None:
+def answer_view(dataset: TableLookup, result: QueryResult) -> AnswerView | None:
     """The generated answer of `result`, or None for a retrieval-only result."""
     record = result.generation
     if record is None:

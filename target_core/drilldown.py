@@ -16,7 +16,7 @@ from target_core.explore import table_frame, table_ref
 from target_core.serialize import cell_text
 from target_core.store import QueryResult, RunRecord, RunStore
 from target_core.textproc import tokenize
-from target_core.types import Dataset, Query, Table
+from target_core.types import Query, Table, TableLookup
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def query_terms(text: str) -> set[str]:
     return set(tokenize(text))
 
 
-def ranked_frame(dataset: Dataset, result: QueryResult) -> pd.DataFrame:
+def ranked_frame(dataset: TableLookup, result: QueryResult) -> pd.DataFrame:
     gold = set(result.gold)
     rows = []
     for rank, (key, score) in enumerate(result.ranked, start=1):
@@ -49,7 +49,7 @@ def ranked_frame(dataset: Dataset, result: QueryResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["rank", "gold", "table", "title", "section", "score"])
 
 
-def gold_frame(dataset: Dataset, result: QueryResult, top_k: int) -> pd.DataFrame:
+def gold_frame(dataset: TableLookup, result: QueryResult, top_k: int) -> pd.DataFrame:
     rows = []
     for key in result.gold:
         rank = result.gold_ranks.get(key)
@@ -94,7 +94,7 @@ def failed_query_ids(store: RunStore, run: RunRecord) -> list[str]:
             if _failed(metrics, run.config.top_k)]
 
 
-def outcome_view(store: RunStore, dataset: Dataset, run_id: str, query_id: str
+def outcome_view(store: RunStore, dataset: TableLookup, run_id: str, query_id: str
                  ) -> QueryOutcomeView:
     run = store.get_run(run_id)
     result = store.get_result(run_id, query_id)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from target_core.errors import ConfigError, UnknownNameError
 
@@ -69,6 +69,21 @@ class Query:
     difficulty: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
     """Extra fields of the record, kept as given (e.g. `failure_mode` in the demo data)."""
+
+
+class TableLookup(Protocol):
+    """What showing a few queries and their tables needs: a Dataset, or a lookup over a
+    large corpus that reads only the tables asked for (datasets/lookup.py)."""
+
+    name: str
+    task: str
+
+    @property
+    def table_index(self) -> Mapping[TableKey, Table]: ...
+
+    def table(self, key: TableKey) -> Table: ...
+
+    def query(self, query_id: str) -> Query: ...
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ from target_core.datasets.registry import (
     discover,
     list_datasets,
     load_dataset,
+    open_lookup,
     resolve,
 )
 
-__all__ = ["DatasetEntry", "DatasetInfo", "discover", "list_datasets", "load_dataset", "resolve"]
+__all__ = ["DatasetEntry", "DatasetInfo", "discover", "list_datasets", "load_dataset",
+           "open_lookup", "resolve"]

@@ -78,9 +78,11 @@ def iter_jsonl(path: Path) -> Iterator[tuple[Where, Any]]:
     """
     if not path.is_file():
         raise DatasetError("file not found", path=path)
+    offset = 0
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            where = Where(str(path), number)
+            where = Where(str(path), number, offset, len(raw))
+            offset += len(raw)
             try:
                 text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
@@ -144,8 +146,12 @@ def find_databases(path: Path) -> dict[str, Path]:
             if (d / f"{d.name}.sqlite").is_file()}
 
 
-def load_folder(path: str | Path, *, name: str | None = None) -> Dataset:
-    """Load and validate a folder-format dataset; raises DatasetError naming file/line/field."""
+def load_folder(path: str | Path, *, name: str | None = None,
+                wheres: list[Where] | None = None) -> Dataset:
+    """Load and validate a folder-format dataset; raises DatasetError naming file/line/field.
+
+    `wheres`, when given, receives where each table's record is, in corpus order.
+    """
     path = Path(path)
     if not path.is_dir():
         raise DatasetError("not a directory", path=path)
@@ -158,7 +164,7 @@ def load_folder(path: str | Path, *, name: str | None = None) -> Dataset:
     queries = path / QUERIES_FILE
     tables = [(w, parse_table(r, w)) for w, r in iter_jsonl(inside(corpus, path))]
     query_list = [(w, parse_query(r, w)) for w, r in iter_jsonl(inside(queries, path))]
-    return assemble(
+    dataset = assemble(
         name=name or meta.get("name") or path.name,
         task=meta.get("task"),
         tables=tables,
@@ -171,3 +177,6 @@ def load_folder(path: str | Path, *, name: str | None = None) -> Dataset:
         license=meta.get("license"),
         source=str(path),
     )
+    if wheres is not None:
+        wheres.extend(w for w, _ in tables)
+    return dataset

@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from target_core.config import DEMO_DIR, Settings, load_settings
-from target_core.datasets.folder import is_folder_dataset, load_folder, read_meta
+from target_core.datasets import lookup
+from target_core.datasets.folder import CORPUS_FILE, is_folder_dataset, load_folder, read_meta
+from target_core.datasets.records import Where
 from target_core.errors import ConfigError, DatasetError, TargetError, UnknownNameError
 from target_core.types import Dataset
 
 _CACHE_SIZE = 8
 _cache: OrderedDict[tuple[Any, ...], Dataset] = OrderedDict()
+_lookups: OrderedDict[tuple[Any, ...], lookup.DatasetLookup] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -138,13 +141,21 @@ def _load_entry(entry: DatasetEntry, settings: Settings) -> Dataset:
 
         # TARGET's corpus for a split holds that split's databases, not all of Spider's.
         return load_spider(Path(entry.location), name=entry.name, corpus="split")
-    return load_folder(Path(entry.location), name=entry.name)
+    wheres: list[Where] = []
+    dataset = load_folder(Path(entry.location), name=entry.name, wheres=wheres)
+    if len(dataset.tables) >= lookup.INDEX_MIN_TABLES:
+        lookup.write_index(settings.workspace, Path(entry.location) / CORPUS_FILE,
+                           lookup.spans_of(dataset, wheres))
+    return dataset
 
 
 def load_dataset(name_or_path: str | Path, settings: Settings | None = None) -> Dataset:
     """Load a dataset by name or path; repeated loads of unchanged files are cached."""
     settings = settings or load_settings()
-    entry = resolve(name_or_path, settings)
+    return _load_cached(resolve(name_or_path, settings), settings)
+
+
+def _load_cached(entry: DatasetEntry, settings: Settings) -> Dataset:
     key = _signature(entry)
     with _cache_lock:
         if key in _cache:
@@ -156,6 +167,30 @@ def load_dataset(name_or_path: str | Path, settings: Settings | None = None) -> 
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return dataset
+
+
+def open_lookup(name_or_path: str | Path, settings: Settings | None = None
+                ) -> Dataset | lookup.DatasetLookup:
+    """What a page needs to show a few queries and tables: the dataset when it is in
+    memory, else a lookup over its corpus index when one is current (a large folder
+    dataset that loaded before), else the dataset, loaded in full."""
+    settings = settings or load_settings()
+    entry = resolve(name_or_path, settings)
+    key = _signature(entry)
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+        if ("lookup", key) in _lookups:
+            return _lookups[("lookup", key)]
+    if entry.kind in ("demo", "folder"):
+        found = lookup.lookup_folder(Path(entry.location), entry.name, settings.workspace)
+        if found is not None:
+            with _cache_lock:
+                _lookups[("lookup", key)] = found
+                while len(_lookups) > _CACHE_SIZE:
+                    _lookups.popitem(last=False)
+            return found
+    return _load_cached(entry, settings)
 
 
 def dataset_info(dataset: Dataset, entry: DatasetEntry) -> DatasetInfo:

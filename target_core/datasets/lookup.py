@@ -1,0 +1,195 @@
+"""Open single tables of a large folder dataset without loading its whole corpus.
+
+The Query page shows one query and the dozen tables around it; parsing a 100,000-table
+corpus.jsonl for that takes seconds. So whenever a folder dataset loads in full (which
+validates it), the byte offset of every table's line is saved in the workspace, under
+`cache/corpus-index/`, in a file named by the corpus file's path, size and modification
+time. Later, `open_lookup` gives the same answers as the loaded Dataset for what a page
+asks (name, task, databases, queries, `table(key)`, `table_index.get(key)`), reading
+just the lines it needs. Without a current index (never loaded, or the corpus changed
+since) it loads the dataset in full, which writes the index for next time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+from target_core.datasets.folder import (
+    CORPUS_FILE,
+    QUERIES_FILE,
+    find_databases,
+    inside,
+    iter_jsonl,
+    read_meta,
+)
+from target_core.datasets.records import Where, infer_task, parse_query, parse_table
+from target_core.errors import DatasetError, UnknownNameError
+from target_core.types import TASKS, Dataset, Query, Table, TableKey
+
+log = logging.getLogger(__name__)
+
+INDEX_DIR = Path("cache") / "corpus-index"
+INDEX_MIN_TABLES = 2_000
+"""Smaller corpora load in full in well under a second: no index for them."""
+
+
+@dataclass(frozen=True)
+class LineSpan:
+    """Where one table's record is in corpus.jsonl."""
+
+    key: TableKey
+    offset: int
+    length: int
+    line: int
+
+
+def index_path(workspace: Path, corpus: Path) -> Path:
+    """The index file for this version of `corpus` (path, size, modification time)."""
+    stat = corpus.stat()
+    stamp = f"{corpus.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    return Path(workspace) / INDEX_DIR / f"{hashlib.sha256(stamp.encode()).hexdigest()[:24]}.sqlite"
+
+
+def write_index(workspace: Path, corpus: Path, spans: Sequence[LineSpan]) -> None:
+    """Save the spans of a corpus that just loaded in full (best effort: a workspace
+    that cannot be written only costs the next page a full load)."""
+    try:
+        path = index_path(workspace, corpus)
+        if path.exists():
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial")
+        with sqlite3.connect(partial) as db:
+            db.execute("CREATE TABLE spans (database_id TEXT, table_id TEXT, offset INTEGER, "
+                       "length INTEGER, line INTEGER, PRIMARY KEY (database_id, table_id))")
+            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?)",
+                           [(*s.key, s.offset, s.length, s.line) for s in spans])
+        db.close()
+        partial.replace(path)  # atomic: a reader never sees half an index
+    except OSError as exc:
+        log.warning("cannot save the corpus index of %s: %s", corpus, exc)
+
+
+class LazyTables(Mapping[TableKey, Table]):
+    """Tables by key, each parsed from its line on first use."""
+
+    def __init__(self, corpus: Path, index: Path) -> None:
+        self.corpus = corpus
+        self.db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, check_same_thread=False)
+        self._table = lru_cache(maxsize=256)(self._read)
+
+    def _span(self, key: TableKey) -> tuple[int, int, int] | None:
+        row = self.db.execute("SELECT offset, length, line FROM spans WHERE database_id = ? "
+                              "AND table_id = ?", [key[0], key[1]]).fetchone()
+        return tuple(row) if row else None
+
+    def _read(self, key: TableKey) -> Table | None:
+        span = self._span(key)
+        if span is None:
+            return None
+        offset, length, line = span
+        with self.corpus.open("rb") as handle:
+            handle.seek(offset)
+            raw = handle.read(length)
+        where = Where(str(self.corpus), line)
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            raise where.error("changed since it was indexed; load the dataset again") from None
+        table = parse_table(record, where)
+        if table.key != key:
+            raise where.error("changed since it was indexed; load the dataset again")
+        return table
+
+    def __getitem__(self, key: TableKey) -> Table:
+        table = self._table(tuple(key))
+        if table is None:
+            raise KeyError(key)
+        return table
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and len(key) == 2 and self._span(key) is not None
+
+    def __iter__(self) -> Iterator[TableKey]:
+        yield from self.db.execute("SELECT database_id, table_id FROM spans ORDER BY line")
+
+    def __len__(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM spans").fetchone()[0]
+
+
+@dataclass(frozen=True)
+class DatasetLookup:
+    """What pages ask of a Dataset, answered from the corpus index: no `tables` tuple."""
+
+    name: str
+    task: str
+    queries: tuple[Query, ...]
+    table_index: LazyTables
+    databases: Mapping[str, Path] = field(default_factory=dict)
+    description: str = ""
+    source: str = ""
+
+    def table(self, key: TableKey) -> Table:
+        try:
+            return self.table_index[tuple(key)]  # type: ignore[index]
+        except KeyError:
+            raise UnknownNameError("table", f"{key[0]}/{key[1]}",
+                                   [f"{d}/{t}" for d, t in self.table_index]) from None
+
+    @cached_property
+    def query_index(self) -> dict[str, Query]:
+        return {q.query_id: q for q in self.queries}
+
+    def query(self, query_id: str) -> Query:
+        try:
+            return self.query_index[query_id]
+        except KeyError:
+            raise UnknownNameError("query", query_id, self.query_index) from None
+
+
+def lookup_folder(path: Path, name: str, workspace: Path) -> DatasetLookup | None:
+    """A lookup over the folder dataset at `path`, or None when its corpus has no current
+    index. Queries, dataset.json and databases are read afresh and checked as a full load
+    checks them (a gold table missing from the corpus is an error)."""
+    corpus = inside(path / CORPUS_FILE, path)
+    index = index_path(workspace, corpus)
+    if not index.is_file():
+        return None
+    tables = LazyTables(corpus, index)
+    meta = read_meta(path)
+    databases = find_databases(path)
+    queries: list[Query] = []
+    seen: set[str] = set()
+    for where, record in iter_jsonl(inside(path / QUERIES_FILE, path)):
+        query = parse_query(record, where)
+        if query.query_id in seen:
+            raise where.error(f"duplicate query_id {query.query_id!r}", "query_id")
+        missing = next((k for k in query.gold if k not in tables), None)
+        if missing is not None:
+            raise where.error(f"gold table ({missing[0]!r}, {missing[1]!r}) is not in the "
+                              f"corpus", "table_id")
+        seen.add(query.query_id)
+        queries.append(query)
+    if not queries:
+        raise DatasetError("there are no queries", path=path / QUERIES_FILE)
+    task = meta.get("task") or infer_task(queries, bool(databases))
+    if task not in TASKS:
+        raise DatasetError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}",
+                           field="task", path=path)
+    return DatasetLookup(name=name, task=task, queries=tuple(queries), table_index=tables,
+                         databases=databases, description=meta.get("description", ""),
+                         source=str(path))
+
+
+def spans_of(dataset: Dataset, wheres: Sequence[Where]) -> list[LineSpan]:
+    """The spans of a just-loaded folder dataset's tables, from their records' Where."""
+    return [LineSpan(t.key, w.offset or 0, w.length or 0, w.line or 0)
+            for t, w in zip(dataset.tables, wheres, strict=True)]
