@@ -132,10 +132,13 @@ class VectorStore:
             offset += page
 
     def max_batch(self) -> int:
+        """Chroma's largest add; 1,000 when the server does not say (older servers raise,
+        an HttpClient whose server sent no limit reports -1)."""
         try:
-            return int(self.client.get_max_batch_size())
-        except Exception:  # noqa: BLE001 - older servers do not say; 1,000 is always fine
+            size = int(self.client.get_max_batch_size())
+        except Exception:  # noqa: BLE001 - 1,000 is always fine
             return 1000
+        return size if size > 0 else 1000
 
     def add(self, collection: Any, ids: Sequence[str], vectors: np.ndarray) -> None:
         step = self.max_batch()

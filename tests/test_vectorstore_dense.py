@@ -4,16 +4,13 @@ server on loopback, an unreachable server, caching and resume of embeddings, RRF
 from __future__ import annotations
 
 import hashlib
-import shutil
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+from chroma_support import free_port, start_chroma
 
 from target_core.config import load_settings
 from target_core.retrievers.bm25 import BM25Retriever
@@ -87,6 +84,16 @@ def test_interrupted_indexing_resumes_with_the_missing_texts() -> None:
     assert embedder.embedded == 4 and info.details["cached"] == 2
 
 
+def test_a_server_that_sends_no_batch_limit_still_gets_every_vector() -> None:
+    # chromadb's HttpClient reports -1 when the server sent no max_batch_size: a step of
+    # -1 would add nothing, silently
+    store = VectorStore.ephemeral()
+    store.client.get_max_batch_size = lambda: -1
+    collection = store.collection("no-limit", {})
+    store.add(collection, [str(i) for i in range(3)], np.eye(3, dtype=np.float32))
+    assert collection.count() == 3 and store.max_batch() == 1000
+
+
 def test_search_before_index_is_a_clear_error() -> None:
     from target_core.retrievers.base import NotIndexedError
 
@@ -112,32 +119,11 @@ def test_hybrid_fuses_lexical_and_dense() -> None:
     assert int(np.argmax(scores)) == 2
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def chroma_server(tmp_path: Path) -> Iterator[int]:
-    """A real `chroma run` on 127.0.0.1, stopped at teardown."""
-    chroma = shutil.which("chroma", path=str(Path(sys.executable).parent))
-    assert chroma, "the chroma CLI ships with chromadb"
-    port = _free_port()
-    process = subprocess.Popen([chroma, "run", "--path", str(tmp_path / "server"), "--host",
-                                "127.0.0.1", "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
-        yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    """A real `chroma run` on 127.0.0.1 (tests/chroma_support.py), stopped at teardown."""
+    with start_chroma(tmp_path / "server") as server:
+        yield server.port
 
 
 def test_server_mode_against_chroma_run(tmp_path: Path, chroma_server: int) -> None:
@@ -159,7 +145,7 @@ def test_server_mode_against_chroma_run(tmp_path: Path, chroma_server: int) -> N
 def test_unreachable_server_is_a_clear_error_not_a_hang(tmp_path: Path) -> None:
     settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws"),
                                       "TARGET_CHROMA_HOST": "127.0.0.1",
-                                      "TARGET_CHROMA_PORT": str(_free_port())})
+                                      "TARGET_CHROMA_PORT": str(free_port())})
     started = time.monotonic()
     with pytest.raises(VectorStoreError, match="chroma run"):
         VectorStore.from_settings(settings)
