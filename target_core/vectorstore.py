@@ -24,6 +24,12 @@ from target_core.errors import TargetError
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 10.0
+EF_SEARCH = 500
+"""Candidates HNSW explores per query (Chroma's default: 100). A retrieval benchmark
+should not lose gold tables to the index: on 100,000 random unit vectors, HNSW's worst
+case, a query near its gold vector finds it in the top 10 for 91.5% of queries at 100,
+98.4% at 200 and 99.9% at 500, in 2.3, 4.3 and 6.4 ms per query. Fixed when a
+collection is created (benchmarks/scale_chroma.py measures it)."""
 
 
 class VectorStoreError(TargetError):
@@ -114,7 +120,7 @@ class VectorStore:
         try:
             return self.client.get_or_create_collection(
                 name, embedding_function=None, metadata=metadata or None,
-                configuration={"hnsw": {"space": "cosine"}})
+                configuration={"hnsw": {"space": "cosine", "ef_search": EF_SEARCH}})
         except Exception as exc:
             raise VectorStoreError(f"{self.description}: cannot open collection {name}: "
                                    f"{exc}") from exc
@@ -146,10 +152,13 @@ class VectorStore:
             collection.add(ids=list(ids[start:start + step]),
                            embeddings=vectors[start:start + step])
 
-    def query(self, collection: Any, vectors: np.ndarray, top_k: int
-              ) -> list[list[tuple[str, float]]]:
-        """Nearest ids with cosine similarity (1 - Chroma's cosine distance), best first."""
-        n = min(top_k, collection.count())
+    def query(self, collection: Any, vectors: np.ndarray, top_k: int, *,
+              size: int | None = None) -> list[list[tuple[str, float]]]:
+        """Nearest ids with cosine similarity (1 - Chroma's cosine distance), best first.
+
+        `size`: the collection's count when the caller knows it (asking Chroma costs
+        about 8 ms at 100,000 vectors, more than the search itself)."""
+        n = min(top_k, collection.count() if size is None else size)
         if n == 0:
             return [[] for _ in range(len(vectors))]
         found = collection.query(query_embeddings=vectors, n_results=n, include=["distances"])

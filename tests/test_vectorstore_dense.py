@@ -17,7 +17,7 @@ from target_core.retrievers.bm25 import BM25Retriever
 from target_core.retrievers.dense import DenseRetriever
 from target_core.retrievers.hybrid import HybridRetriever, rrf
 from target_core.textproc import tokenize
-from target_core.vectorstore import VectorStore, VectorStoreError, collection_name
+from target_core.vectorstore import EF_SEARCH, VectorStore, VectorStoreError, collection_name
 
 TEXTS = ["lakes of norland depth area", "marathon results 2019 runners", "marathon 2020 winner",
          "mountain peaks elevation", "river length basin", "city population census"]
@@ -92,6 +92,12 @@ def test_a_server_that_sends_no_batch_limit_still_gets_every_vector() -> None:
     collection = store.collection("no-limit", {})
     store.add(collection, [str(i) for i in range(3)], np.eye(3, dtype=np.float32))
     assert collection.count() == 3 and store.max_batch() == 1000
+
+
+def test_collections_search_wider_than_chromas_default() -> None:
+    retriever = DenseRetriever(BagOfWords(), VectorStore.ephemeral())
+    info = retriever.index(TEXTS, corpus_key="ef-search")
+    assert info.details["ef_search"] == EF_SEARCH == 500
 
 
 def test_search_before_index_is_a_clear_error() -> None:

@@ -64,7 +64,7 @@ class DenseRetriever:
         return IndexInfo(len(texts), time.perf_counter() - started, {
             "collection": name, "store": self.store.description, "embedded": len(missing),
             "cached": len(texts) - len(missing), "truncated": truncated,
-            "embedder": self.embedder.spec,
+            "embedder": self.embedder.spec, "ef_search": _ef_search(collection),
             "backend": getattr(self.embedder, "backend", "")})
 
     def _require(self) -> Any:
@@ -75,7 +75,7 @@ class DenseRetriever:
     def search(self, queries: Sequence[str], *, top_k: int) -> list[Hits]:
         collection = self._require()
         vectors = self.embedder.embed(list(queries), kind="query")
-        found = self.store.query(collection, vectors, top_k)
+        found = self.store.query(collection, vectors, top_k, size=self._n)
         # Chroma's HNSW breaks exact ties arbitrarily; re-sort so ties go to the lower index
         return [sorted(((int(i), s) for i, s in hits), key=lambda h: (-h[1], h[0]))
                 for hits in found]
@@ -87,3 +87,11 @@ class DenseRetriever:
             self._matrix = self.store.vectors(collection, [str(i) for i in range(self._n)])
         vector = self.embedder.embed([query], kind="query")[0]
         return self._matrix @ vector
+
+
+def _ef_search(collection: Any) -> int | None:
+    """The collection's HNSW search breadth (fixed when it was created), for the record."""
+    try:
+        return int(collection.configuration_json["hnsw"]["ef_search"])
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
