@@ -1,0 +1,213 @@
+"""Scale: 100,000 tables and 5,000 queries, end to end (prints figures; not a test).
+
+    .venv/bin/python -m benchmarks.scale [--tables 100000] [--queries 5000] [--skip-chroma]
+
+Writes a synthetic folder dataset (benchmarks/synthetic.py), then runs each phase in its
+own process so that each peak memory figure is that phase's alone:
+* lexical: load the dataset, run bm25 over every query through the run engine (as
+  `python -m target_core run` does), then bm25 without the title (the pair the Compare
+  page shows); index build time, per-query retrieval time as stored with the run;
+* chroma: precomputed vectors into Chroma, embedded and behind a `chroma run` server
+  (benchmarks/scale_chroma.py);
+* pages: the Overview, Query and Compare pages in Streamlit's AppTest on those two runs,
+  the first render in a fresh process (nothing cached) and the median of 3 after it.
+Targets: BM25 median query <= 20 ms, Chroma query <= 20 ms, peak memory <= 4 GB,
+pages <= 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MARK = "SCALE-RESULT "
+TARGETS = {"bm25_query_median_ms": 20, "chroma_query_median_ms": 20, "peak_mb": 4096,
+           "page_s": 2.0}
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory so far (ru_maxrss is in KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def emit(figures: dict[str, Any]) -> None:
+    print(MARK + json.dumps(figures), flush=True)
+
+
+def _environ(workdir: Path) -> None:
+    os.environ["TARGET_WORKSPACE"] = str(workdir / "ws")
+    os.environ["TARGET_DATASETS"] = str(workdir / "synthetic")
+
+
+def phase_corpus(workdir: Path, n_tables: int, n_queries: int) -> None:
+    from benchmarks.page_render import write_folder
+
+    started = time.perf_counter()
+    write_folder(workdir / "synthetic", n_tables, n_queries)
+    size = (workdir / "synthetic" / "corpus.jsonl").stat().st_size
+    emit({"phase": "corpus", "seconds": time.perf_counter() - started,
+          "corpus_mb": size / 2**20, "peak_mb": peak_mb()})
+
+
+def phase_lexical(workdir: Path, title: bool) -> None:
+    _environ(workdir)
+    from target_core.config import load_settings
+    from target_core.datasets import load_dataset
+    from target_core.runner import run_retrieval
+    from target_core.store import RunStore
+    from target_core.types import RunConfig, TableView
+
+    settings = load_settings()
+    started = time.perf_counter()
+    dataset = load_dataset("synthetic", settings)
+    load_s = time.perf_counter() - started
+    load_mb = peak_mb()
+    started = time.perf_counter()
+    run = run_retrieval(RunConfig("synthetic", "bm25", view=TableView(title=title)),
+                        settings=settings).run
+    run_s = time.perf_counter() - started
+    ms = np.array([r.ms for r in RunStore.in_workspace(settings.workspace)
+                   .iter_results(run.run_id)])
+    emit({"phase": f"lexical{'' if title else '-no-title'}", "run_id": run.run_id,
+          "tables": len(dataset.tables), "queries": len(ms), "load_s": load_s,
+          "load_peak_mb": load_mb, "index_s": run.index_info["seconds"], "run_s": run_s,
+          "query_median_ms": float(np.median(ms)), "query_p95_ms": float(np.percentile(ms, 95)),
+          "recall_at_10": run.metrics.get("recall@10"), "peak_mb": peak_mb()})
+
+
+def _render(page: str, params: dict[str, str]) -> float:
+    from streamlit.testing.v1 import AppTest
+
+    from target_core.config import PROJECT_ROOT
+
+    at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=600)
+    at.switch_page(page)
+    for key, value in params.items():
+        at.query_params[key] = value
+    started = time.perf_counter()
+    at.run()
+    elapsed = time.perf_counter() - started
+    if at.exception or at.error:
+        raise RuntimeError(f"{page}: {at.exception or at.error[0].value}")
+    return elapsed
+
+
+def phase_page(workdir: Path, page: str, runs: list[str]) -> None:
+    """One page: its first render in this fresh process, then the median of 3 more."""
+    _environ(workdir)
+    params = {"overview": {},
+              "query": {"run": runs[0], "query": f"q{2500:05d}"},
+              "compare": {"runs": ",".join(runs)}}[page]
+    first = _render(f"pages/{page}.py", params)
+    again = statistics.median(_render(f"pages/{page}.py", params) for _ in range(3))
+    emit({"phase": f"page-{page}", "first_s": first, "again_s": again, "peak_mb": peak_mb()})
+
+
+def run_phase(args: Sequence[str]) -> list[dict[str, Any]]:
+    """Run `python -m MODULE args...` and collect the figures it emitted."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True,
+                          check=False, cwd=Path(__file__).resolve().parent.parent)
+    if done.returncode:
+        sys.exit(f"{' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    figures = [json.loads(line.removeprefix(MARK)) for line in done.stdout.splitlines()
+               if line.startswith(MARK)]
+    figures = figures or [json.loads(line) for line in done.stdout.splitlines()
+                          if line.startswith("{")]
+    what = args[args.index("--phase") + 1] if "--phase" in args else args[0]
+    print(f"  {what}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return figures
+
+
+def _check(value: float, target: float) -> str:
+    return "ok" if value <= target else "MISSED"
+
+
+def report(results: dict[str, dict[str, Any]], tables: int, queries: int) -> list[str]:
+    lex, notitle = results["lexical"], results["lexical-no-title"]
+    lines = [f"{tables:,} tables ({results['corpus']['corpus_mb']:.0f} MB of JSONL), "
+             f"{queries:,} queries",
+             f"dataset load, full: {lex['load_s']:.1f} s, {lex['load_peak_mb']:.0f} MB",
+             f"bm25 index build: {lex['index_s']:.1f} s; whole run {lex['run_s']:.0f} s",
+             f"bm25 query median {lex['query_median_ms']:.2f} ms, p95 "
+             f"{lex['query_p95_ms']:.2f} ms (target <= 20 ms: "
+             f"{_check(lex['query_median_ms'], 20)}); recall@10 {lex['recall_at_10']:.3f}, "
+             f"without title {notitle['recall_at_10']:.3f}"]
+    peaks = [("bm25 run", max(lex["peak_mb"], notitle["peak_mb"]))]
+    for mode in ("embedded", "server"):
+        chroma = results.get(f"chroma-{mode}")
+        if chroma is None:
+            continue
+        lines.append(f"chroma {mode}: add {chroma['add_s']:.0f} s, query median "
+                     f"{chroma['query_median_ms']:.2f} ms, p95 {chroma['query_p95_ms']:.2f} ms "
+                     f"(target <= 20 ms: {_check(chroma['query_median_ms'], 20)}), gold in "
+                     f"the top 10 {chroma['hit_at_10']:.3f}; index again, all cached: "
+                     f"{chroma['cached_index_s']:.2f} s")
+        peaks.append((f"chroma {mode} client", chroma["client_peak_mb"]))
+        if chroma.get("server_peak_mb"):
+            peaks.append(("chroma server", chroma["server_peak_mb"]))
+    for page in ("overview", "query", "compare"):
+        figures = results[f"page-{page}"]
+        lines.append(f"{page} page: first render {figures['first_s']:.2f} s, then "
+                     f"{figures['again_s']:.2f} s (target <= 2 s: "
+                     f"{_check(max(figures['first_s'], figures['again_s']), 2.0)})")
+        peaks.append((f"{page} page process", figures["peak_mb"]))
+    lines += [f"peak memory, {name}: {mb:,.0f} MB (target <= 4,096 MB: {_check(mb, 4096)})"
+              for name, mb in peaks]
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=5_000)
+    parser.add_argument("--skip-chroma", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--phase", help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--runs", default="", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    phases: dict[str, Callable[[], None]] = {
+        "corpus": lambda: phase_corpus(args.workdir, args.tables, args.queries),
+        "lexical": lambda: phase_lexical(args.workdir, title=True),
+        "lexical-no-title": lambda: phase_lexical(args.workdir, title=False),
+        **{f"page-{p}": (lambda p=p: phase_page(args.workdir, p, args.runs.split(",")))
+           for p in ("overview", "query", "compare")}}
+    if args.phase:
+        phases[args.phase]()
+        return
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="target-scale-") as tmp:
+        common = ["benchmarks.scale", "--workdir", tmp, "--tables", str(args.tables),
+                  "--queries", str(args.queries)]
+        for phase in ("corpus", "lexical", "lexical-no-title"):
+            results[phase] = run_phase([*common, "--phase", phase])[0]
+        runs = f"{results['lexical']['run_id']},{results['lexical-no-title']['run_id']}"
+        for page in ("overview", "query", "compare"):
+            results[f"page-{page}"] = run_phase([*common, "--phase", f"page-{page}",
+                                                 "--runs", runs])[0]
+    if not args.skip_chroma:
+        for figures in run_phase(["benchmarks.scale_chroma", "--vectors", str(args.tables),
+                                  "--queries", str(args.queries), "--mode", "both",
+                                  "--json"]):
+            results[f"chroma-{figures['mode']}"] = figures
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        print("\n".join(report(results, args.tables, args.queries)))
+
+
+if __name__ == "__main__":
+    main()
