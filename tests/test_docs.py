@@ -52,3 +52,13 @@ def test_requirements_are_pinned_exactly() -> None:
 @pytest.mark.parametrize("source", ERROR_SOURCES)
 def test_error_source_is_documented(source: str) -> None:
     assert f"| `{source}` | {ERROR_SOURCES[source]} |" in README
+
+
+BENCHMARKS = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py")
+                    if p.stem not in ("__init__", "synthetic"))
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_benchmark_is_documented(name: str) -> None:
+    """Every benchmark script is named in README, where its figures are."""
+    assert f"`{name}`" in README or f"benchmarks.{name}" in README
