@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.page_render import render_seconds, write_folder
+
 MARK = "SCALE-RESULT "
 TARGETS = {"bm25_query_median_ms": 20, "chroma_query_median_ms": 20, "peak_mb": 4096,
            "page_s": 2.0}
@@ -52,8 +54,6 @@ def _environ(workdir: Path) -> None:
 
 
 def phase_corpus(workdir: Path, n_tables: int, n_queries: int) -> None:
-    from benchmarks.page_render import write_folder
-
     started = time.perf_counter()
     write_folder(workdir / "synthetic", n_tables, n_queries)
     size = (workdir / "synthetic" / "corpus.jsonl").stat().st_size
@@ -87,31 +87,14 @@ def phase_lexical(workdir: Path, title: bool) -> None:
           "recall_at_10": run.metrics.get("recall@10"), "peak_mb": peak_mb()})
 
 
-def _render(page: str, params: dict[str, str]) -> float:
-    from streamlit.testing.v1 import AppTest
-
-    from target_core.config import PROJECT_ROOT
-
-    at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=600)
-    at.switch_page(page)
-    for key, value in params.items():
-        at.query_params[key] = value
-    started = time.perf_counter()
-    at.run()
-    elapsed = time.perf_counter() - started
-    if at.exception or at.error:
-        raise RuntimeError(f"{page}: {at.exception or at.error[0].value}")
-    return elapsed
-
-
 def phase_page(workdir: Path, page: str, runs: list[str]) -> None:
     """One page: its first render in this fresh process, then the median of 3 more."""
     _environ(workdir)
     params = {"overview": {},
               "query": {"run": runs[0], "query": f"q{2500:05d}"},
               "compare": {"runs": ",".join(runs)}}[page]
-    first = _render(f"pages/{page}.py", params)
-    again = statistics.median(_render(f"pages/{page}.py", params) for _ in range(3))
+    first = render_seconds(f"pages/{page}.py", params)
+    again = statistics.median(render_seconds(f"pages/{page}.py", params) for _ in range(3))
     emit({"phase": f"page-{page}", "first_s": first, "again_s": again, "peak_mb": peak_mb()})
 
 

@@ -86,22 +86,12 @@ class TableLookup(Protocol):
     def query(self, query_id: str) -> Query: ...
 
 
-@dataclass(frozen=True)
-class Dataset:
-    """A corpus of tables, the queries over it, and (text-to-SQL) its SQLite databases."""
+class ByKey:
+    """`table(key)` and `query(id)` over a class's `table_index` and `queries`, with
+    close matches suggested on a miss; shared by Dataset and datasets.lookup."""
 
-    name: str
-    task: Task
-    tables: tuple[Table, ...]
+    table_index: Mapping[TableKey, Table]
     queries: tuple[Query, ...]
-    databases: Mapping[str, Path] = field(default_factory=dict)
-    description: str = ""
-    license: str | None = None
-    source: str = ""
-
-    @cached_property
-    def table_index(self) -> dict[TableKey, Table]:
-        return {t.key: t for t in self.tables}
 
     def table(self, key: TableKey) -> Table:
         try:
@@ -119,6 +109,24 @@ class Dataset:
             return self.query_index[query_id]
         except KeyError:
             raise UnknownNameError("query", query_id, self.query_index) from None
+
+
+@dataclass(frozen=True)
+class Dataset(ByKey):
+    """A corpus of tables, the queries over it, and (text-to-SQL) its SQLite databases."""
+
+    name: str
+    task: Task
+    tables: tuple[Table, ...]
+    queries: tuple[Query, ...]
+    databases: Mapping[str, Path] = field(default_factory=dict)
+    description: str = ""
+    license: str | None = None
+    source: str = ""
+
+    @cached_property
+    def table_index(self) -> dict[TableKey, Table]:
+        return {t.key: t for t in self.tables}
 
     @cached_property
     def corpus_fingerprint(self) -> str:

@@ -19,7 +19,7 @@ import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
 
 from target_core.datasets.folder import (
@@ -31,8 +31,8 @@ from target_core.datasets.folder import (
     read_meta,
 )
 from target_core.datasets.records import Where, infer_task, parse_query, parse_table
-from target_core.errors import DatasetError, UnknownNameError
-from target_core.types import TASKS, Dataset, Query, Table, TableKey
+from target_core.errors import DatasetError
+from target_core.types import TASKS, ByKey, Dataset, Query, Table, TableKey
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ class LazyTables(Mapping[TableKey, Table]):
 
 
 @dataclass(frozen=True)
-class DatasetLookup:
+class DatasetLookup(ByKey):
     """What pages ask of a Dataset, answered from the corpus index: no `tables` tuple."""
 
     name: str
@@ -136,23 +136,6 @@ class DatasetLookup:
     databases: Mapping[str, Path] = field(default_factory=dict)
     description: str = ""
     source: str = ""
-
-    def table(self, key: TableKey) -> Table:
-        try:
-            return self.table_index[tuple(key)]  # type: ignore[index]
-        except KeyError:
-            raise UnknownNameError("table", f"{key[0]}/{key[1]}",
-                                   [f"{d}/{t}" for d, t in self.table_index]) from None
-
-    @cached_property
-    def query_index(self) -> dict[str, Query]:
-        return {q.query_id: q for q in self.queries}
-
-    def query(self, query_id: str) -> Query:
-        try:
-            return self.query_index[query_id]
-        except KeyError:
-            raise UnknownNameError("query", query_id, self.query_index) from None
 
 
 def lookup_folder(path: Path, name: str, workspace: Path) -> DatasetLookup | None:
