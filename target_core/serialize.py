@@ -46,11 +46,25 @@ def _markdown_cell(value: Cell) -> str:
     return cell_text(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
+_CELL, _ROW = "\x1f", "\x1e"  # ASCII unit and record separators: hardly ever in cells
+
+
 def _markdown(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
-    lines = ["| " + " | ".join(_markdown_cell(h) for h in header) + " |",
-             "| " + " | ".join("---" for _ in header) + " |"]
-    lines += ["| " + " | ".join(_markdown_cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+    rows = list(rows)
+    # the usual table: all cells joined once, escaped once, separators turned into pipes;
+    # the per-cell path below gives the same text and serves a cell holding a separator
+    body = _ROW.join(_CELL.join(map(cell_text, row)) for row in rows)
+    if body.count(_CELL) == sum(len(row) - 1 for row in rows if row) and \
+            body.count(_ROW) == max(len(rows) - 1, 0):
+        if "\\" in body or "|" in body or "\n" in body:
+            body = body.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+        body_lines = ("\n| " + body.replace(_CELL, " | ").replace(_ROW, " |\n| ") + " |"
+                      if rows else "")
+    else:
+        body_lines = "".join("\n| " + " | ".join(_markdown_cell(c) for c in row) + " |"
+                             for row in rows)
+    return ("| " + " | ".join(_markdown_cell(h) for h in header) + " |\n"
+            + "| " + " | ".join("---" for _ in header) + " |" + body_lines)
 
 
 def _csv(header: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:

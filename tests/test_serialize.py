@@ -7,7 +7,13 @@ import json
 import pytest
 
 from target_core.errors import ConfigError, UnknownNameError
-from target_core.serialize import cell_text, table_text, texts_fingerprint
+from target_core.serialize import (
+    _markdown,
+    _markdown_cell,
+    cell_text,
+    table_text,
+    texts_fingerprint,
+)
 from target_core.types import VIEW_PRESETS, Table, TableView
 
 TABLE = Table(
@@ -94,3 +100,33 @@ def test_texts_fingerprint_is_order_and_boundary_sensitive() -> None:
     assert texts_fingerprint(["ab", "c"]) != texts_fingerprint(["a", "bc"])
     assert texts_fingerprint(["a", "b"]) != texts_fingerprint(["b", "a"])
     assert texts_fingerprint(["a", "b"]) == texts_fingerprint(["a", "b"])
+
+
+def _markdown_per_cell(header, rows) -> str:
+    """The per-cell rendering, as it was before the joined fast path: the reference."""
+    lines = ["| " + " | ".join(_markdown_cell(h) for h in header) + " |",
+             "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(_markdown_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("rows", [
+    [],
+    [["a|b", "c\\d"], ["x\ny", None]],
+    [[True, 1.5], [False, -2]],
+    [["unit\x1fseparator", "x"], ["record\x1eseparator", "y"]],
+    [["\x1f", "\x1e"]],
+    [["", ""], ["|", "\\|"]],
+])
+def test_markdown_fast_path_equals_per_cell_rendering(rows) -> None:
+    # texts name Chroma collections and cached vectors: they must not change by a byte
+    assert _markdown(["h|1", "h2"], rows) == _markdown_per_cell(["h|1", "h2"], rows)
+
+
+def test_markdown_of_every_demo_table_is_unchanged() -> None:
+    from target_core.datasets import load_dataset
+
+    for name in ("demo-qa", "demo-fact", "demo-sql"):
+        for table in load_dataset(name).tables:
+            for rows in (table.rows, table.rows[:2]):
+                assert _markdown(table.header, rows) == _markdown_per_cell(table.header, rows)
