@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from target_core.config import load_settings
-from target_core.datasets import load_dataset, lookup, open_lookup, registry
+from target_core.datasets import list_datasets, load_dataset, lookup, open_lookup, registry
 from target_core.errors import DatasetError, UnknownNameError
 from target_core.types import Dataset
 from tests.conftest import query_record, table_record
@@ -129,6 +129,19 @@ def test_an_unwritable_workspace_only_costs_the_index(write_dataset, tmp_path: P
     (blocked / "cache").write_text("a file where the cache folder would go")
     settings = load_settings(environ={"TARGET_WORKSPACE": str(blocked)})
     assert len(load_dataset(folder, settings).tables) == 3
+
+
+def test_dataset_list_counts_from_the_index_without_loading(write_dataset,
+                                                           tmp_path: Path) -> None:
+    folder = write_dataset(_corpus(), [query_record("q1", "t1"), query_record("q2", "t2")],
+                           meta={"name": "counted", "task": "qa"})
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws"),
+                                      "TARGET_DATASETS": str(folder)})
+    loaded = {i.name: i for i in list_datasets(settings)}["counted"]
+    _forget_in_memory()
+    counted = {i.name: i for i in list_datasets(settings)}["counted"]
+    assert counted == loaded and (counted.tables, counted.queries) == (3, 2)
+    assert not any(d.name == "counted" for d in registry._cache.values())
 
 
 @pytest.mark.parametrize("name", ["demo-qa", "demo-sql"])

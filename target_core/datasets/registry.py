@@ -175,7 +175,10 @@ def open_lookup(name_or_path: str | Path, settings: Settings | None = None
     memory, else a lookup over its corpus index when one is current (a large folder
     dataset that loaded before), else the dataset, loaded in full."""
     settings = settings or load_settings()
-    entry = resolve(name_or_path, settings)
+    return _open(resolve(name_or_path, settings), settings)
+
+
+def _open(entry: DatasetEntry, settings: Settings) -> Dataset | lookup.DatasetLookup:
     key = _signature(entry)
     with _cache_lock:
         if key in _cache:
@@ -193,8 +196,8 @@ def open_lookup(name_or_path: str | Path, settings: Settings | None = None
     return _load_cached(entry, settings)
 
 
-def dataset_info(dataset: Dataset, entry: DatasetEntry) -> DatasetInfo:
-    return DatasetInfo(name=dataset.name, task=dataset.task, tables=len(dataset.tables),
+def dataset_info(dataset: Dataset | lookup.DatasetLookup, entry: DatasetEntry) -> DatasetInfo:
+    return DatasetInfo(name=dataset.name, task=dataset.task, tables=len(dataset.table_index),
                        queries=len(dataset.queries), databases=len(dataset.databases),
                        kind=entry.kind, location=entry.location,
                        description=dataset.description)
@@ -203,7 +206,8 @@ def dataset_info(dataset: Dataset, entry: DatasetEntry) -> DatasetInfo:
 def list_datasets(settings: Settings | None = None, *, remote: bool = False) -> list[DatasetInfo]:
     """Info for every local dataset (and, with `remote`, the hub names, uncounted).
 
-    A dataset that fails to load is listed with its error instead of hiding the rest.
+    Large datasets with a current corpus index are counted from it, not loaded. A
+    dataset that fails to load is listed with its error instead of hiding the rest.
     """
     settings = settings or load_settings()
     infos = []
@@ -214,7 +218,7 @@ def list_datasets(settings: Settings | None = None, *, remote: bool = False) -> 
                                          entry.location, "TARGET dataset on the Hugging Face hub"))
             continue
         try:
-            infos.append(dataset_info(load_dataset(entry.name, settings), entry))
+            infos.append(dataset_info(_open(entry, settings), entry))
         except TargetError as exc:
             infos.append(DatasetInfo(entry.name, None, None, None, None, entry.kind,
                                      entry.location, error=str(exc)))
