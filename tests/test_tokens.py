@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
@@ -59,3 +60,20 @@ def test_loaded_encoding_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     counter = tokens.get_counter("fake-encoding-for-test", 2.0)
     assert counter.exact and counter.label == "tiktoken fake-encoding-for-test"
     assert counter.count("a b c") == 3 and counter.count_many(["a", "b c"]) == [1, 2]
+
+
+def test_estimate_many_equals_estimate_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    from target_core.datasets import load_dataset
+    from target_core.serialize import table_text
+    from target_core.types import VIEW_PRESETS
+
+    rng = random.Random(0)
+    texts = [table_text(t, view) for name in ("demo-qa", "demo-sql")
+             for t in load_dataset(name).tables for view in VIEW_PRESETS.values()]
+    texts += ["".join(chr(rng.randrange(128)) for _ in range(rng.randrange(40)))
+              for _ in range(2000)]  # every ASCII class, control characters included
+    texts += ["", " ", "_", "x" * 9, "1234567", "naïve café 123", "١٢٣ digits", "a\x1fb"]
+    expected = [tokens.estimate_tokens(t) for t in texts]
+    assert tokens.estimate_many(texts) == expected
+    monkeypatch.setattr(tokens, "_BATCH_CHARS", 50)  # many batches, texts at their edges
+    assert tokens.estimate_many(texts) == expected
