@@ -8,9 +8,11 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +148,21 @@ def find_databases(path: Path) -> dict[str, Path]:
             if (d / f"{d.name}.sqlite").is_file()}
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Hold off Python's cycle collector while a dataset is parsed and assembled: its
+    millions of new tuples keep triggering full collections, a third of the time spent
+    loading 100,000 tables (6.5 s -> 4.5 s without). Records form no cycles; the
+    collector runs as usual afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_folder(path: str | Path, *, name: str | None = None,
                 wheres: list[Where] | None = None) -> Dataset:
     """Load and validate a folder-format dataset; raises DatasetError naming file/line/field.
@@ -162,21 +179,22 @@ def load_folder(path: str | Path, *, name: str | None = None,
                            path=path / "databases")
     corpus = path / CORPUS_FILE
     queries = path / QUERIES_FILE
-    tables = [(w, parse_table(r, w)) for w, r in iter_jsonl(inside(corpus, path))]
-    query_list = [(w, parse_query(r, w)) for w, r in iter_jsonl(inside(queries, path))]
-    dataset = assemble(
-        name=name or meta.get("name") or path.name,
-        task=meta.get("task"),
-        tables=tables,
-        queries=query_list,
-        databases=databases,
-        database_dir=path / "databases",
-        corpus_source=str(corpus),
-        queries_source=str(queries),
-        description=meta.get("description", ""),
-        license=meta.get("license"),
-        source=str(path),
-    )
+    with gc_paused():
+        tables = [(w, parse_table(r, w)) for w, r in iter_jsonl(inside(corpus, path))]
+        query_list = [(w, parse_query(r, w)) for w, r in iter_jsonl(inside(queries, path))]
+        dataset = assemble(
+            name=name or meta.get("name") or path.name,
+            task=meta.get("task"),
+            tables=tables,
+            queries=query_list,
+            databases=databases,
+            database_dir=path / "databases",
+            corpus_source=str(corpus),
+            queries_source=str(queries),
+            description=meta.get("description", ""),
+            license=meta.get("license"),
+            source=str(path),
+        )
     if wheres is not None:
         wheres.extend(w for w, _ in tables)
     return dataset
