@@ -26,6 +26,7 @@ from target_core.datasets.folder import (
     CORPUS_FILE,
     QUERIES_FILE,
     find_databases,
+    gc_paused,
     inside,
     iter_jsonl,
     read_meta,
@@ -41,16 +42,6 @@ INDEX_MIN_TABLES = 2_000
 """Smaller corpora load in full in well under a second: no index for them."""
 
 
-@dataclass(frozen=True)
-class LineSpan:
-    """Where one table's record is in corpus.jsonl."""
-
-    key: TableKey
-    offset: int
-    length: int
-    line: int
-
-
 def index_path(workspace: Path, corpus: Path) -> Path:
     """The index file for this version of `corpus` (path, size, modification time)."""
     stat = corpus.stat()
@@ -58,20 +49,23 @@ def index_path(workspace: Path, corpus: Path) -> Path:
     return Path(workspace) / INDEX_DIR / f"{hashlib.sha256(stamp.encode()).hexdigest()[:24]}.sqlite"
 
 
-def write_index(workspace: Path, corpus: Path, spans: Sequence[LineSpan]) -> None:
-    """Save the spans of a corpus that just loaded in full (best effort: a workspace
-    that cannot be written only costs the next page a full load)."""
+def write_index(workspace: Path, corpus: Path, dataset: Dataset, wheres: Sequence[Where]
+                ) -> None:
+    """Save where each table of a corpus that just loaded in full is (`wheres`, in corpus
+    order), unless saved already. Best effort: a workspace that cannot be written only
+    costs the next page a full load."""
     try:
         path = index_path(workspace, corpus)
         if path.exists():
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.partial")
-        with sqlite3.connect(partial) as db:
+        with sqlite3.connect(partial) as db, gc_paused():
             db.execute("CREATE TABLE spans (database_id TEXT, table_id TEXT, offset INTEGER, "
                        "length INTEGER, line INTEGER, PRIMARY KEY (database_id, table_id))")
             db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?)",
-                           [(*s.key, s.offset, s.length, s.line) for s in spans])
+                           ((t.database_id, t.table_id, w.offset, w.length, w.line)
+                            for t, w in zip(dataset.tables, wheres, strict=True)))
         db.close()
         partial.replace(path)  # atomic: a reader never sees half an index
     except OSError as exc:
@@ -170,9 +164,3 @@ def lookup_folder(path: Path, name: str, workspace: Path) -> DatasetLookup | Non
     return DatasetLookup(name=name, task=task, queries=tuple(queries), table_index=tables,
                          databases=databases, description=meta.get("description", ""),
                          source=str(path))
-
-
-def spans_of(dataset: Dataset, wheres: Sequence[Where]) -> list[LineSpan]:
-    """The spans of a just-loaded folder dataset's tables, from their records' Where."""
-    return [LineSpan(t.key, w.offset or 0, w.length or 0, w.line or 0)
-            for t, w in zip(dataset.tables, wheres, strict=True)]

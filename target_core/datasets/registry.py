@@ -144,8 +144,8 @@ def _load_entry(entry: DatasetEntry, settings: Settings) -> Dataset:
     wheres: list[Where] = []
     dataset = load_folder(Path(entry.location), name=entry.name, wheres=wheres)
     if len(dataset.tables) >= lookup.INDEX_MIN_TABLES:
-        lookup.write_index(settings.workspace, Path(entry.location) / CORPUS_FILE,
-                           lookup.spans_of(dataset, wheres))
+        lookup.write_index(settings.workspace, Path(entry.location) / CORPUS_FILE, dataset,
+                           wheres)
     return dataset
 
 
