@@ -21,14 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +35,12 @@ from benchmarks.chroma_speed import Precomputed
 from target_core.config import load_settings
 from target_core.retrievers.dense import DenseRetriever
 from target_core.vectorstore import VectorStore
+from tests.chroma_support import start_chroma
 
 MODES = ("embedded", "server")
 TOP_K = 10
 NOISE = 0.3
 CORPUS_KEY = "scale-bench"
-SERVER_START_TIMEOUT = 60.0
 
 
 def normalize(rows: np.ndarray) -> None:
@@ -74,46 +71,6 @@ def peak_rss_mb(pid: int) -> float:
     children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
                 for c in (task / "children").read_text().split()]
     return max([kib / 1024, *(peak_rss_mb(c) for c in children)])
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_for_port(process: subprocess.Popen, port: int, log: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_TIMEOUT
-    while time.monotonic() < deadline and process.poll() is None:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"chroma run did not listen on port {port}: {log.read_text()[-2000:]}")
-
-
-@contextmanager
-def chroma_server(path: Path) -> Iterator[tuple[subprocess.Popen, int]]:
-    """A `chroma run` on 127.0.0.1 with its data under `path`; always stopped."""
-    chroma = shutil.which("chroma", path=str(Path(sys.executable).parent))
-    if chroma is None:
-        raise RuntimeError("the chroma CLI (it ships with chromadb) is not in the venv")
-    port = free_port()
-    log = path / "server.log"
-    with log.open("w") as out:
-        process = subprocess.Popen([chroma, "run", "--path", str(path / "data"), "--host",
-                                    "127.0.0.1", "--port", str(port)],
-                                   stdout=out, stderr=subprocess.STDOUT)
-    try:
-        wait_for_port(process, port, log)
-        yield process, port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def percentile_ms(times: list[float], q: float) -> float:
@@ -157,13 +114,13 @@ def measure(mode: str, n: int, queries: int, dim: int) -> dict[str, Any]:
                                  vectors, gold)
             server_mb = None
         else:
-            with chroma_server(Path(tmp)) as (process, port):
+            with start_chroma(Path(tmp) / "data") as server:
                 settings = load_settings(environ={"TARGET_WORKSPACE": str(Path(tmp) / "ws"),
                                                   "TARGET_CHROMA_HOST": "127.0.0.1",
-                                                  "TARGET_CHROMA_PORT": str(port)})
+                                                  "TARGET_CHROMA_PORT": str(server.port)})
                 figures = time_store(lambda: VectorStore.from_settings(settings),
                                      vectors, gold)
-                server_mb = peak_rss_mb(process.pid)
+                server_mb = peak_rss_mb(server.process.pid)
     return {"mode": mode, "vectors": n, "dim": dim, "queries": queries, **figures,
             "client_before_chroma_mb": before_mb,
             "client_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
