@@ -12,19 +12,15 @@ under 1 s for 1,000 queries, so the pages stay interactive.
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
-from benchmarks.page_render import write_folder
+from benchmarks.page_render import size_arguments, synthetic_workspace
 from target_core.analysis.ablation import ablation_variants, load_ablation
 from target_core.analysis.compare import compare_runs
 from target_core.analysis.failures import analyse_failures
-from target_core.config import PROJECT_ROOT, load_settings
+from target_core.config import PROJECT_ROOT
 from target_core.datasets import load_dataset
 from target_core.runner import run_retrieval
 from target_core.store import RunStore
@@ -55,16 +51,8 @@ def time_failures_page(run_id: str) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", type=int, default=10_000)
-    parser.add_argument("--queries", type=int, default=1_000)
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "synthetic"
-        write_folder(folder, args.tables, args.queries)
-        os.environ["TARGET_WORKSPACE"] = str(Path(tmp) / "ws")
-        os.environ["TARGET_DATASETS"] = str(folder.parent)
-        settings = load_settings()
+    args = size_arguments(__doc__, argv)
+    with synthetic_workspace(args.tables, args.queries) as settings:
         store = RunStore.in_workspace(settings.workspace)
         untitled = TableView(title=False, section_title=False)
         configs = [RunConfig("synthetic", "bm25"), RunConfig("synthetic", "tfidf"),

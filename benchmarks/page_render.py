@@ -15,11 +15,12 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from benchmarks.synthetic import make_corpus
-from target_core.config import PROJECT_ROOT, load_settings
+from target_core.config import PROJECT_ROOT, Settings, load_settings
 from target_core.runner import run_retrieval
 from target_core.types import RunConfig
 
@@ -61,17 +62,28 @@ def time_page(page: str, params: dict[str, str], repeats: int = 5) -> float:
     return statistics.median(render_seconds(page, params) for _ in range(repeats))
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def size_arguments(doc: str, argv: Sequence[str] | None) -> argparse.Namespace:
+    """--tables and --queries (10,000 and 1,000 by default), for the benchmark in `doc`."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--tables", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=1_000)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+@contextmanager
+def synthetic_workspace(n_tables: int, n_queries: int) -> Iterator[Settings]:
+    """A temporary workspace whose datasets are one synthetic folder dataset, "synthetic"."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "synthetic"
-        write_folder(folder, args.tables, args.queries)
+        write_folder(folder, n_tables, n_queries)
         os.environ["TARGET_WORKSPACE"] = str(Path(tmp) / "ws")
         os.environ["TARGET_DATASETS"] = str(folder)
-        settings = load_settings()
+        yield load_settings()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = size_arguments(__doc__, argv)
+    with synthetic_workspace(args.tables, args.queries) as settings:
         started = time.perf_counter()
         run = run_retrieval(RunConfig("synthetic", "bm25"), settings=settings).run
         print(f"bm25 run over {args.queries:,} queries and {args.tables:,} tables: "
