@@ -64,7 +64,8 @@ selected = [r for r in runs if r.config.dataset in chosen and r.task in chosen_t
 
 board = leaderboard(selected)
 st.subheader("Leaderboard")
-st.caption("Rows: retriever (→ generator) and table view. R@10 for QA and fact "
+st.caption("Rows: retriever (→ generator) and table view (and k, for runs of one dataset "
+           "that differ only in k). R@10 for QA and fact "
            "verification, R@1 for text-to-SQL (TARGET's Table 2); ms = mean retrieval time "
            "per query; SB = corpus sacreBLEU, P/R/F1 = weighted fact-verification scores, "
            "EX = execution accuracy. Oracle and no-context runs have no retrieval columns: "

@@ -1,10 +1,11 @@
 """The Overview's numbers: a leaderboard in the layout of TARGET's Table 2 and recall@k
 curves as in its Figure 2, from the runs in the store.
 
-Table 2: one row per retriever and variant (its table view), one column group per
-dataset with recall at the task's cutoff (R@10 for QA and fact verification, R@1 for
-text-to-SQL, as the paper reports) and the mean retrieval time per query (in
-milliseconds: the paper's seconds round most lexical retrievers to 0.001). Runs with
+Table 2: one row per retriever and variant (its table view, and its top-k when runs of
+one dataset differ only in that), one column group per dataset with recall at the task's
+cutoff (R@10 for QA and fact verification, R@1 for text-to-SQL, as the paper reports)
+and the mean retrieval time per query (in milliseconds: the paper's seconds round most
+lexical retrievers to 0.001). Runs with
 a generator add the downstream column of their task: SB (corpus sacreBLEU) for QA,
 P / R / F1 (weighted, as TARGET) for fact verification, EX (execution accuracy) for
 text-to-SQL; their row names the generator (and the context when it is not the
@@ -72,14 +73,31 @@ def _recall_name(run: RunRecord) -> str:
     return f"R@{cutoff}"
 
 
+def _rows(runs: Sequence[RunRecord]) -> dict[str, tuple[str, str]]:
+    """Each run's row: its run_label, with "· k=K" added to the variant when runs of one
+    dataset differ only in top-k, so that neither overwrites the other."""
+    ks: dict[tuple[str, str, str], set[int]] = {}
+    for run in runs:
+        ks.setdefault((run.config.dataset, *run_label(run)), set()).add(run.config.top_k)
+    rows = {}
+    for run in runs:
+        label, variant = run_label(run)
+        if len(ks[(run.config.dataset, label, variant)]) > 1:
+            variant = f"{variant} · k={run.config.top_k}"
+        rows[run.run_id] = (label, variant)
+    return rows
+
+
 def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
     """Table 2 from the newest complete run of each configuration."""
     cells: dict[tuple[str, str], dict[tuple[str, str], float]] = {}
     links: dict[tuple[str, str, str], str] = {}
-    for run in latest_complete(runs):
+    latest = latest_complete(runs)
+    rows = _rows(latest)
+    for run in latest:
         name = _recall_name(run)
         recall = run.metrics.get(f"recall@{name[2:]}")
-        row = cells.setdefault(run_label(run), {})
+        row = cells.setdefault(rows[run.run_id], {})
         if recall is not None and not _no_retrieval(run):
             row[(run.config.dataset, name)] = recall
         if "retrieval_ms_mean" in run.metrics and not _no_retrieval(run):
@@ -87,7 +105,7 @@ def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
         for column, metric in DOWNSTREAM_COLUMNS.get(run.task, ()):
             if run.config.generation is not None and metric in run.metrics:
                 row[(run.config.dataset, column)] = run.metrics[metric]
-        links[(run.config.dataset, *run_label(run))] = run.run_id
+        links[(run.config.dataset, *rows[run.run_id])] = run.run_id
     if not cells:
         empty = pd.DataFrame()
         return Leaderboard(empty, empty, links)

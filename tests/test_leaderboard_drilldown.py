@@ -52,6 +52,22 @@ def test_leaderboard_layout_and_best(workspace: Path) -> None:
     assert len(board.runs) == 4
 
 
+def test_runs_differing_only_in_k_get_rows_of_their_own(tmp_path: Path) -> None:
+    settings = load_settings(tmp_path)
+    five, ten = (run_retrieval(RunConfig("demo-qa", "bm25", top_k=k, limit=20),
+                               settings=settings).run for k in (5, 10))
+    other = run_retrieval(RunConfig("demo-fact", "bm25", top_k=5, limit=20),
+                          settings=settings).run
+    board = leaderboard(RunStore.in_workspace(tmp_path).list_runs())
+    assert list(board.table.index) == [("bm25", "default"), ("bm25", "default · k=10"),
+                                       ("bm25", "default · k=5")]
+    assert board.runs == {("demo-qa", "bm25", "default · k=5"): five.run_id,
+                          ("demo-qa", "bm25", "default · k=10"): ten.run_id,
+                          ("demo-fact", "bm25", "default"): other.run_id}
+    assert board.table.loc[("bm25", "default · k=5"), ("demo-qa", "R@5")] == \
+        five.metrics["recall@5"]
+
+
 def test_recall_curves_are_monotone_and_end_at_recall_at_k(workspace: Path) -> None:
     store = RunStore.in_workspace(workspace)
     runs = [r for r in latest_complete(store.list_runs()) if r.config.dataset == "demo-qa"]
