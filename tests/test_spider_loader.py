@@ -303,3 +303,25 @@ def test_invalid_json_reports_its_line(spider_dir: Path) -> None:
     with pytest.raises(DatasetError, match="invalid JSON") as info:
         load_spider(spider_dir)
     assert info.value.line == 3
+
+
+@pytest.mark.parametrize("file", ["tables.json", "dev.json",
+                                  "database/pets_1/pets_1.sqlite"])
+def test_a_file_linked_from_outside_the_folder_is_refused(spider_dir: Path, tmp_path: Path,
+                                                          file: str) -> None:
+    # as for the folder format: a shared dataset must not make the tool read other files
+    target = spider_dir / file
+    outside = tmp_path / "elsewhere" / target.name
+    outside.parent.mkdir()
+    target.rename(outside)
+    target.symlink_to(outside)
+    with pytest.raises(DatasetError, match="outside the dataset folder") as error:
+        load_spider(spider_dir)
+    assert target.name in str(error.value)
+
+
+def test_links_inside_the_folder_are_fine(spider_dir: Path) -> None:
+    tables = spider_dir / "tables.json"
+    tables.rename(spider_dir / "schemas.json")
+    tables.symlink_to("schemas.json")
+    assert len(load_spider(spider_dir).queries) > 0

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from target_core.datasets.folder import inside
 from target_core.datasets.records import Where, assemble, identifier, parse_query, parse_table
 from target_core.errors import DatasetError, UnknownNameError
 from target_core.sql_structure import SqlParseError, gold_tables, spider_hardness
@@ -76,7 +77,8 @@ def load_spider(path: str | Path, *, split: str | None = None, name: str | None 
     questions use, as TARGET's per-split Spider corpora do (and much smaller).
     Raises DatasetError for a missing tables.json or question file, a malformed record,
     gold SQL that does not parse or names an unknown table, a database without its
-    SQLite file, or a SQLite file that is not a database.
+    SQLite file, a SQLite file that is not a database, or a file that resolves outside
+    the folder (a symlink out of it), as for the folder format.
     """
     root = Path(path)
     chosen = _choose_split(root, split)
@@ -89,8 +91,8 @@ def load_spider(path: str | Path, *, split: str | None = None, name: str | None 
         if (root / "test_database").is_dir():
             database_dir = root / "test_database"
 
-    schemas = _read_schemas(tables_path)
-    questions = _read_json(questions_path, "question file")
+    schemas = _read_schemas(inside(tables_path, root))
+    questions = _read_json(inside(questions_path, root), "question file")
     if not isinstance(questions, list):
         raise DatasetError(f"expected a JSON list of questions, got {type(questions).__name__}",
                            path=questions_path)
@@ -104,7 +106,7 @@ def load_spider(path: str | Path, *, split: str | None = None, name: str | None 
         if corpus == "split" and schema.db_id not in used:
             continue
         if db_path.is_file():
-            databases[schema.db_id] = db_path
+            databases[schema.db_id] = inside(db_path, root)
         else:
             logger.info("Spider database %s has no SQLite file at %s; its tables are skipped",
                         schema.db_id, db_path)
