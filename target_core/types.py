@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from target_core.errors import ConfigError, UnknownNameError
 
@@ -71,25 +71,13 @@ class Query:
     """Extra fields of the record, kept as given (e.g. `failure_mode` in the demo data)."""
 
 
-class TableLookup(Protocol):
-    """What showing a few queries and their tables needs: a Dataset, or a lookup over a
-    large corpus that reads only the tables asked for (datasets/lookup.py)."""
+class TableLookup:
+    """What showing a few queries and their tables needs, with `table(key)` and
+    `query(id)` (close matches suggested on a miss): a Dataset, or a lookup over a large
+    corpus that reads only the tables asked for (datasets/lookup.py)."""
 
     name: str
     task: str
-
-    @property
-    def table_index(self) -> Mapping[TableKey, Table]: ...
-
-    def table(self, key: TableKey) -> Table: ...
-
-    def query(self, query_id: str) -> Query: ...
-
-
-class ByKey:
-    """`table(key)` and `query(id)` over a class's `table_index` and `queries`, with
-    close matches suggested on a miss; shared by Dataset and datasets.lookup."""
-
     table_index: Mapping[TableKey, Table]
     queries: tuple[Query, ...]
 
@@ -112,7 +100,7 @@ class ByKey:
 
 
 @dataclass(frozen=True)
-class Dataset(ByKey):
+class Dataset(TableLookup):
     """A corpus of tables, the queries over it, and (text-to-SQL) its SQLite databases."""
 
     name: str

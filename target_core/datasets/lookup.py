@@ -31,9 +31,14 @@ from target_core.datasets.folder import (
     iter_jsonl,
     read_meta,
 )
-from target_core.datasets.records import Where, infer_task, parse_query, parse_table
-from target_core.errors import DatasetError
-from target_core.types import TASKS, ByKey, Dataset, Query, Table, TableKey
+from target_core.datasets.records import (
+    Where,
+    check_queries,
+    check_task,
+    parse_query,
+    parse_table,
+)
+from target_core.types import Dataset, Query, Table, TableKey, TableLookup
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +125,7 @@ class LazyTables(Mapping[TableKey, Table]):
 
 
 @dataclass(frozen=True)
-class DatasetLookup(ByKey):
+class DatasetLookup(TableLookup):
     """What pages ask of a Dataset, answered from the corpus index: no `tables` tuple."""
 
     name: str
@@ -143,24 +148,11 @@ def lookup_folder(path: Path, name: str, workspace: Path) -> DatasetLookup | Non
     tables = LazyTables(corpus, index)
     meta = read_meta(path)
     databases = find_databases(path)
-    queries: list[Query] = []
-    seen: set[str] = set()
-    for where, record in iter_jsonl(inside(path / QUERIES_FILE, path)):
-        query = parse_query(record, where)
-        if query.query_id in seen:
-            raise where.error(f"duplicate query_id {query.query_id!r}", "query_id")
-        missing = next((k for k in query.gold if k not in tables), None)
-        if missing is not None:
-            raise where.error(f"gold table ({missing[0]!r}, {missing[1]!r}) is not in the "
-                              f"corpus", "table_id")
-        seen.add(query.query_id)
-        queries.append(query)
-    if not queries:
-        raise DatasetError("there are no queries", path=path / QUERIES_FILE)
-    task = meta.get("task") or infer_task(queries, bool(databases))
-    if task not in TASKS:
-        raise DatasetError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}",
-                           field="task", path=path)
+    queries, wheres = check_queries(
+        ((w, parse_query(r, w)) for w, r in iter_jsonl(inside(path / QUERIES_FILE, path))),
+        tables, str(path / QUERIES_FILE))
+    task = check_task(meta.get("task"), queries, databases, path / "databases", wheres, {},
+                      str(path))
     return DatasetLookup(name=name, task=task, queries=tuple(queries), table_index=tables,
                          databases=databases, description=meta.get("description", ""),
                          source=str(path))

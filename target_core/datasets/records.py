@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,6 +173,17 @@ def assemble(
     if not table_list:
         raise DatasetError("the corpus is empty: it holds no tables", path=corpus_source)
 
+    query_list, seen_ids = check_queries(queries, seen, queries_source)
+    task = check_task(task, query_list, databases, database_dir, seen_ids, seen, source)
+    return Dataset(name=name, task=task, tables=tuple(table_list), queries=tuple(query_list),
+                   databases=databases, description=description, license=license,
+                   source=source)
+
+
+def check_queries(queries: Iterable[tuple[Where, Query]], tables: Container[TableKey],
+                  queries_source: str) -> tuple[list[Query], dict[str, Where]]:
+    """The queries, and where each was defined, after checking that there is at least
+    one, that no id repeats and that every gold table is in `tables`."""
     query_list: list[Query] = []
     seen_ids: dict[str, Where] = {}
     for where, query in queries:
@@ -181,23 +192,28 @@ def assemble(
                               f"{seen_ids[query.query_id].line}", "query_id")
         seen_ids[query.query_id] = where
         for key in query.gold:
-            if key not in seen:
+            if key not in tables:
                 raise where.error(f"gold table ({key[0]!r}, {key[1]!r}) is not in the corpus",
                                   "table_id")
         query_list.append(query)
     if not query_list:
         raise DatasetError("there are no queries", path=queries_source)
+    return query_list, seen_ids
 
+
+def check_task(task: str | None, queries: list[Query], databases: Mapping[str, Path],
+               database_dir: Path | None, query_wheres: Mapping[str, Where],
+               table_wheres: Mapping[TableKey, Where], source: str) -> str:
+    """The task (inferred when not given); for text-to-SQL, every database a query or a
+    table (of `table_wheres`) names must have a real SQLite file."""
     if task is None:
-        task = infer_task(query_list, bool(databases))
+        task = infer_task(queries, bool(databases))
     if task not in TASKS:
         raise DatasetError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}",
                            field="task", path=source or None)
     if task == "sql":
-        _check_databases(databases, database_dir, seen, seen_ids, query_list)
-    return Dataset(name=name, task=task, tables=tuple(table_list), queries=tuple(query_list),
-                   databases=databases, description=description, license=license,
-                   source=source)
+        _check_databases(databases, database_dir, table_wheres, query_wheres, queries)
+    return task
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"

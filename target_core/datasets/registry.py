@@ -183,13 +183,13 @@ def _open(entry: DatasetEntry, settings: Settings) -> Dataset | lookup.DatasetLo
     with _cache_lock:
         if key in _cache:
             return _cache[key]
-        if ("lookup", key) in _lookups:
-            return _lookups[("lookup", key)]
+        if key in _lookups:
+            return _lookups[key]
     if entry.kind in ("demo", "folder"):
         found = lookup.lookup_folder(Path(entry.location), entry.name, settings.workspace)
         if found is not None:
             with _cache_lock:
-                _lookups[("lookup", key)] = found
+                _lookups[key] = found
                 while len(_lookups) > _CACHE_SIZE:
                     _lookups.popitem(last=False)
             return found
