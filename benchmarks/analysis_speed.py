@@ -22,8 +22,8 @@ from target_core.analysis.compare import compare_runs
 from target_core.analysis.failures import analyse_failures
 from target_core.config import PROJECT_ROOT
 from target_core.datasets import load_dataset
-from target_core.runner import run_retrieval
-from target_core.store import RunStore
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import RunStore
 from target_core.types import RunConfig, TableView
 
 

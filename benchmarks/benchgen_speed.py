@@ -24,8 +24,8 @@ from target_core.benchgen.export import export_draft
 from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, load_templates
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
-from target_core.runner import run_retrieval
-from target_core.store import RunStore
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import RunStore
 from target_core.types import GenerationConfig, RunConfig
 
 

@@ -14,8 +14,8 @@ import time
 from collections.abc import Sequence
 
 from target_core.config import load_settings
-from target_core.runner import run_retrieval
-from target_core.store import RunStore
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import RunStore
 from target_core.types import GenerationConfig, RunConfig
 
 

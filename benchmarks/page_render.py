@@ -21,7 +21,7 @@ from pathlib import Path
 
 from benchmarks.synthetic import make_corpus
 from target_core.config import PROJECT_ROOT, Settings, load_settings
-from target_core.runner import run_retrieval
+from target_core.engine.runner import run_retrieval
 from target_core.types import RunConfig
 
 

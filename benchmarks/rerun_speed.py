@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 
 from target_core.config import load_settings
-from target_core.runner import run_retrieval
+from target_core.engine.runner import run_retrieval
 from target_core.types import RunConfig, TableView
 
 

@@ -65,8 +65,8 @@ def phase_lexical(workdir: Path, title: bool) -> None:
     _environ(workdir)
     from target_core.config import load_settings
     from target_core.datasets import load_dataset
-    from target_core.runner import run_retrieval
-    from target_core.store import RunStore
+    from target_core.engine.runner import run_retrieval
+    from target_core.engine.store import RunStore
     from target_core.types import RunConfig, TableView
 
     settings = load_settings()

@@ -1,6 +1,6 @@
 """The Query page's downstream section: generated answer vs reference, fact label vs
 gold, or predicted vs gold SQL with both results and their diff. Renders an
-AnswerView (target_core.answer_view); every piece of dataset or model text goes
+AnswerView (target_core.views.answer); every piece of dataset or model text goes
 through ui.plain or a dataframe/code block, never through HTML."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from itertools import groupby
 import streamlit as st
 
 from pages import _shared as ui
-from target_core.answer_view import ERROR_CLASS_HELP, AnswerView
+from target_core.views.answer import ERROR_CLASS_HELP, AnswerView
 
 
 def marked(tokens: list[tuple[str, bool]]) -> str:

@@ -13,10 +13,10 @@ import streamlit as st
 from target_core.config import Settings, load_settings
 from target_core.costs import ChatCostEstimate, generation_cost
 from target_core.datasets import DatasetInfo, discover, list_datasets, load_dataset, open_lookup
+from target_core.engine.store import RunStore
 from target_core.errors import TargetError
-from target_core.explore import DatasetSummary, summarize
-from target_core.store import RunStore
 from target_core.types import VIEW_PRESETS, Dataset, GenerationConfig, TableLookup, TableView
+from target_core.views.datasets import DatasetSummary, summarize
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
 

@@ -101,7 +101,7 @@ def _sample() -> None:
             writer=make_writer(writer_spec, settings, dataset.databases, cache=cache),
             judge=make_judge(judge_spec, settings, dataset.databases, cache=cache),
             replace=replace,
-            progress=lambda d, t: bar.progress(d / t, text=f"writing questions {d}/{t}"),
+            progress=lambda d, t, what: bar.progress(d / t, text=f"{what} {d}/{t}"),
             extra_meta={"templates": upload.name if upload else "examples"})
     except TargetError as exc:
         bar.empty()

@@ -8,22 +8,28 @@ import streamlit as st
 
 from pages import _shared as ui
 from target_core.errors import TargetError
-from target_core.explore import (
+from target_core.types import (
+    VIEW_PRESETS,
+    Dataset,
+    Query,
+    Table,
+    TableView,
+    parse_table_ref,
+    table_ref,
+)
+from target_core.views.datasets import (
     evidence_cells,
     evidence_rows,
     failure_modes,
     filter_by_failure_mode,
     highlight_cells,
-    parse_table_ref,
     queries_with_gold,
     query_detail,
     render_views,
     search,
     table_frame,
-    table_ref,
 )
-from target_core.plots import size_distributions
-from target_core.types import VIEW_PRESETS, Dataset, Query, Table, TableView
+from target_core.views.plots import size_distributions
 
 SECTIONS = ["Sizes", "Tables", "Queries"]
 PREVIEW_ROWS = 200

@@ -8,7 +8,7 @@ import streamlit as st
 
 from pages import _shared as ui
 from target_core.analysis.significance import VsBest, significant_vs_best
-from target_core.leaderboard import (
+from target_core.views.overview import (
     PAPER_CUTOFF,
     Leaderboard,
     display_table,
@@ -17,7 +17,7 @@ from target_core.leaderboard import (
     leaderboard,
     recall_curves,
 )
-from target_core.plots import recall_at_k_curves
+from target_core.views.plots import recall_at_k_curves
 
 
 @st.cache_data(show_spinner="Testing against the best runs…", max_entries=16)

@@ -9,16 +9,16 @@ import streamlit as st
 
 from pages import _answer
 from pages import _shared as ui
-from target_core.answer_view import answer_view
-from target_core.drilldown import (
+from target_core.errors import TargetError
+from target_core.types import parse_table_ref
+from target_core.views.answer import answer_view
+from target_core.views.query import (
     highlighted_table,
     matched_terms,
     outcome_view,
     query_flags,
     query_terms,
 )
-from target_core.errors import TargetError
-from target_core.explore import parse_table_ref
 
 ui.frame()
 store = ui.store()

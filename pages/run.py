@@ -12,11 +12,11 @@ import streamlit as st
 
 from pages import _shared as ui
 from target_core.costs import chat_model, openai_model, run_embedding_cost
+from target_core.engine.presets import pipeline_preset
+from target_core.engine.runner import run_retrieval
 from target_core.errors import TargetError
 from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
-from target_core.presets import pipeline_preset
 from target_core.retrievers import EXAMPLE_SPECS
-from target_core.runner import run_retrieval
 from target_core.types import DEFAULT_TOKEN_BUDGET, GenerationConfig, RunConfig
 
 ui.frame()

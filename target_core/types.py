@@ -18,6 +18,17 @@ from typing import Any, Literal
 from target_core.errors import ConfigError, UnknownNameError
 
 TableKey = tuple[str, str]
+
+
+def table_ref(key: TableKey) -> str:
+    """'database_id/table_id': how a table is named in URLs and lists."""
+    return f"{key[0]}/{key[1]}"
+
+
+def parse_table_ref(ref: str) -> TableKey:
+    database_id, _, table_id = ref.partition("/")
+    return (database_id, table_id)
+
 Cell = str | int | float | bool | None
 Task = Literal["qa", "fact", "sql", "retrieval"]
 TASKS: tuple[str, ...] = ("qa", "fact", "sql", "retrieval")

@@ -15,8 +15,8 @@ import pytest
 from conftest import query_record, table_record
 from target_core.analysis.ablation import ablation_variants, load_ablation, run_ablation
 from target_core.analysis.compare import compare_runs
+from target_core.engine.store import RunStore
 from target_core.errors import ConfigError
-from target_core.store import RunStore
 from target_core.types import TableView
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from target_core.config import load_settings
-from target_core.runner import run_retrieval
+from target_core.engine.runner import run_retrieval
 from target_core.types import GenerationConfig, RunConfig, TableView
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -76,7 +76,7 @@ def test_template_alternatives_are_checked() -> None:
 
 def test_build_saves_every_question_with_its_check(settings, demo) -> None:
     seen = []
-    draft, report = _draft(settings, demo, progress=lambda d, t: seen.append((d, t)))
+    draft, report = _draft(settings, demo, progress=lambda d, t, what: seen.append((d, t)))
     with draft:
         pairs = draft.pairs()
         summary = draft.summary()
@@ -240,8 +240,8 @@ def test_export_refuses_clashes_and_leaves_nothing_behind(settings, demo, monkey
 
 
 def test_an_export_runs_end_to_end_with_retrieval_and_heuristic_sql(settings, demo) -> None:
-    from target_core.runner import run_retrieval
-    from target_core.store import RunStore
+    from target_core.engine.runner import run_retrieval
+    from target_core.engine.store import RunStore
     from target_core.types import GenerationConfig, RunConfig
 
     _exported(settings, demo)

@@ -23,11 +23,11 @@ from target_core.benchgen.error_sources import (
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.datasets.folder import load_folder
-from target_core.downstream import Evaluator
+from target_core.engine.generation import Evaluator
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import QueryResult, RunStore
 from target_core.errors import ConfigError, DatasetError
 from target_core.generators.base import Context, Generation
-from target_core.runner import run_retrieval
-from target_core.store import QueryResult, RunStore
 from target_core.types import Dataset, GenerationConfig, RunConfig
 
 ORDERS = [  # order_id, order_date, status, amount; reference date 2024-07-10

@@ -11,7 +11,7 @@ import pytest
 from target_core.benchgen.draft import Draft
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
-from target_core.runner import run_retrieval
+from target_core.engine.runner import run_retrieval
 from target_core.types import GenerationConfig, RunConfig
 
 PAGE = "pages/benchmark_builder.py"

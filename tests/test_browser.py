@@ -66,8 +66,8 @@ def test_launch_runs_then_overview_and_query(tmp_path: Path) -> None:
 def test_query_page_shows_generated_sql_and_answers(tmp_path: Path) -> None:
     """A failed text-to-SQL query and a QA query of generation runs, in the browser."""
     from target_core.config import load_settings
-    from target_core.runner import run_retrieval
-    from target_core.store import RunStore
+    from target_core.engine.runner import run_retrieval
+    from target_core.engine.store import RunStore
     from target_core.types import GenerationConfig, RunConfig
 
     out = _shot_dir(tmp_path)

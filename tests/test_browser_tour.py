@@ -42,8 +42,8 @@ def _check(page: Any, out: Path, name: str) -> str:
 
 def test_every_page_with_its_main_action(tmp_path: Path) -> None:
     from target_core.config import load_settings
-    from target_core.runner import run_retrieval
-    from target_core.store import RunStore
+    from target_core.engine.runner import run_retrieval
+    from target_core.engine.store import RunStore
     from target_core.types import RunConfig, TableView
 
     out = _out(tmp_path)
@@ -142,7 +142,7 @@ def test_hostile_dataset_text_renders_inert(tmp_path: Path) -> None:
     Markdown links and Streamlit's :color[] syntax are shown as text on every page that
     shows them; no script runs and no <img>/<script> element comes from the data."""
     from target_core.config import load_settings
-    from target_core.runner import run_retrieval
+    from target_core.engine.runner import run_retrieval
     from target_core.types import GenerationConfig, RunConfig
 
     out = _out(tmp_path)

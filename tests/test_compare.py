@@ -22,9 +22,9 @@ from target_core.analysis.stats import (
     paired_randomization,
 )
 from target_core.config import load_settings
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import QueryResult, RunStore
 from target_core.errors import TargetError
-from target_core.runner import run_retrieval
-from target_core.store import QueryResult, RunStore
 from target_core.types import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,7 +27,7 @@ from target_core.analysis.significance import (
     significant_vs_best,
 )
 from target_core.analysis.stats import mcnemar_exact
-from target_core.store import QueryResult, RunStore
+from target_core.engine.store import QueryResult, RunStore
 from target_core.types import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -226,7 +226,7 @@ def runs(app, tmp_path: Path) -> list[str]:
     """bm25, tfidf and no-context on handmade-qa (3 queries): the first two find every
     gold table at rank 1, no-context none."""
     from target_core.config import load_settings
-    from target_core.runner import run_retrieval
+    from target_core.engine.runner import run_retrieval
 
     settings = load_settings(tmp_path / "ws")
     return [run_retrieval(RunConfig("handmade-qa", spec), settings=settings).run.run_id

@@ -24,7 +24,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from target_core.sql_structure import referenced_tables
+from target_core.sql.structure import referenced_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "scripts"

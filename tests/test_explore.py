@@ -5,22 +5,20 @@ from __future__ import annotations
 import pandas as pd
 
 from target_core.datasets.folder import load_folder
-from target_core.explore import (
+from target_core.tokens import get_counter
+from target_core.types import VIEW_PRESETS, Query, Table, TableView, parse_table_ref, table_ref
+from target_core.views.datasets import (
     evidence_cells,
     evidence_rows,
     failure_modes,
     filter_by_failure_mode,
     highlight_cells,
-    parse_table_ref,
     queries_with_gold,
     render_views,
     search,
     summarize,
     table_frame,
-    table_ref,
 )
-from target_core.tokens import get_counter
-from target_core.types import VIEW_PRESETS, Query, Table, TableView
 
 TABLE = Table("wiki", "T_0", ("Name", "Score", "Name"), (("a", 1, "x"), ("b", 2, "y")),
               {"title": "T"})

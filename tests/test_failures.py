@@ -20,8 +20,8 @@ from target_core.analysis.failures import (
 )
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
-from target_core.runner import run_retrieval
-from target_core.store import QueryResult, RunStore
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import QueryResult, RunStore
 from target_core.types import Dataset, Query, RunConfig, Table, TableView
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -31,9 +31,9 @@ import numpy as np
 
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
+from target_core.engine.runner import run_retrieval, select_queries
+from target_core.engine.store import RunStore
 from target_core.retrievers.dense import EMBED_CHUNK
-from target_core.runner import run_retrieval, select_queries
-from target_core.store import RunStore
 from target_core.types import GenerationConfig, RunConfig
 
 if TYPE_CHECKING:  # registered by tests/conftest.py (pytest_plugins)

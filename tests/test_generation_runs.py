@@ -20,11 +20,11 @@ import pytest
 from conftest import query_record, table_record
 from target_core.cli import main
 from target_core.config import load_settings
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import QueryResult, RunStore
 from target_core.errors import ConfigError
 from target_core.metrics.facts import FACT_LABELS
-from target_core.runner import run_retrieval
 from target_core.sql import ERROR_CLASSES
-from target_core.store import QueryResult, RunStore
 from target_core.types import GenerationConfig, RunConfig, TableView
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -192,7 +192,7 @@ def test_generation_on_a_retrieval_dataset_is_a_config_error(write_dataset, sett
 KILLER = textwrap.dedent("""
     import os, signal, sys
     from target_core.config import load_settings
-    from target_core.runner import run_retrieval
+    from target_core.engine.runner import run_retrieval
     from target_core.types import GenerationConfig, RunConfig
 
     def progress(done, total, what):

@@ -12,11 +12,11 @@ import pytest
 
 from target_core.cli import main
 from target_core.config import load_settings
+from target_core.engine.export import export_run
+from target_core.engine.importer import import_target_results
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import RunStore
 from target_core.errors import DatasetError
-from target_core.export import export_run
-from target_core.importer import import_target_results
-from target_core.runner import run_retrieval
-from target_core.store import RunStore
 from target_core.types import GenerationConfig, RunConfig
 
 RETRIEVAL_PREFIXES = ("recall", "hit@", "mrr", "ndcg", "db_hit", "retrieval_ms")

@@ -8,17 +8,17 @@ import pytest
 
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
-from target_core.drilldown import (
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import RunStore
+from target_core.types import RunConfig, Table, TableView
+from target_core.views.overview import display_table, latest_complete, leaderboard, recall_curves
+from target_core.views.query import (
     failed_query_ids,
     matched_terms,
     outcome_view,
     query_terms,
     term_cells,
 )
-from target_core.leaderboard import display_table, latest_complete, leaderboard, recall_curves
-from target_core.runner import run_retrieval
-from target_core.store import RunStore
-from target_core.types import RunConfig, Table, TableView
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +106,8 @@ def test_term_matching_uses_retriever_tokens() -> None:
 
 
 def test_query_flags_mark_misses_and_wrong_answers(tmp_path: Path) -> None:
-    from target_core.drilldown import query_flags
     from target_core.types import GenerationConfig
+    from target_core.views.query import query_flags
 
     settings = load_settings(tmp_path)
     store = RunStore.in_workspace(tmp_path)

@@ -147,8 +147,8 @@ def test_dataset_list_counts_from_the_index_without_loading(write_dataset,
 @pytest.mark.parametrize("name", ["demo-qa", "demo-sql"])
 def test_query_page_reads_through_the_index_and_shows_the_same(app, tmp_path: Path,
                                                                name: str) -> None:
-    from target_core.runner import run_retrieval
-    from target_core.store import RunStore
+    from target_core.engine.runner import run_retrieval
+    from target_core.engine.store import RunStore
     from target_core.types import GenerationConfig, RunConfig
 
     settings = load_settings(tmp_path / "ws")

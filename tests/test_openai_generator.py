@@ -23,8 +23,10 @@ import pytest
 from target_core.cli import main
 from target_core.config import Settings, load_settings
 from target_core.datasets import load_dataset
+from target_core.engine.export import export_run
+from target_core.engine.runner import RunResult, run_retrieval
+from target_core.engine.store import RunStore
 from target_core.errors import ConfigError
-from target_core.export import export_run
 from target_core.generators import Generator, build_generator
 from target_core.generators.base import Context, GenerationRequest
 from target_core.generators.cache import ResponseCache
@@ -38,9 +40,7 @@ from target_core.generators.prompts import (
     SUMMARY_SYSTEM,
     build_messages,
 )
-from target_core.runner import RunResult, run_retrieval
 from target_core.sql import ERROR_CLASSES
-from target_core.store import RunStore
 from target_core.types import GenerationConfig, RunConfig, Table
 
 if TYPE_CHECKING:  # registered by tests/conftest.py (pytest_plugins)
@@ -747,8 +747,8 @@ def test_hostile_generated_sql_changes_nothing(tmp_path: Path, fake_openai,
     import shutil
 
     from target_core import sql as sql_module
-    from target_core.runner import run_retrieval
-    from target_core.store import RunStore
+    from target_core.engine.runner import run_retrieval
+    from target_core.engine.store import RunStore
     from target_core.types import GenerationConfig, RunConfig
 
     demo = Path(__file__).resolve().parent.parent / "data" / "demo" / "demo-sql"

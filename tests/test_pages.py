@@ -72,7 +72,7 @@ def test_view_toggle_changes_token_counts(app) -> None:
 @pytest.fixture
 def app_with_runs(app, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     from target_core.config import load_settings
-    from target_core.runner import run_retrieval
+    from target_core.engine.runner import run_retrieval
     from target_core.types import RunConfig
 
     settings = load_settings(tmp_path / "ws")
@@ -97,7 +97,7 @@ def test_overview_without_runs_says_what_to_do(app) -> None:
 
 def test_query_page_deep_link(app_with_runs) -> None:
     app, runs = app_with_runs
-    from target_core.store import RunStore
+    from target_core.engine.store import RunStore
 
     store = RunStore.in_workspace(Path(os.environ["TARGET_WORKSPACE"]))
     second = store.query_metrics(runs[0].run_id)[1][0]
@@ -116,7 +116,7 @@ def test_run_page_launches_a_run(app, tmp_path: Path) -> None:
     at.button[0].click().run()
     assert not at.exception and not at.error, at.error
     assert "1 run(s) stored" in at.success[0].value
-    from target_core.store import RunStore
+    from target_core.engine.store import RunStore
 
     (run,) = RunStore.in_workspace(tmp_path / "ws").list_runs()
     assert run.status == "complete" and run.config.dataset == "handmade-qa"
@@ -125,7 +125,7 @@ def test_run_page_launches_a_run(app, tmp_path: Path) -> None:
 @pytest.fixture
 def app_with_generation(app, tmp_path: Path):
     from target_core.config import load_settings
-    from target_core.runner import run_retrieval
+    from target_core.engine.runner import run_retrieval
     from target_core.types import GenerationConfig, RunConfig
 
     settings = load_settings(tmp_path / "ws")
@@ -137,7 +137,7 @@ def app_with_generation(app, tmp_path: Path):
 
 
 def test_query_page_shows_each_kind_of_generated_answer(app_with_generation) -> None:
-    from target_core.store import RunStore
+    from target_core.engine.store import RunStore
 
     app, runs = app_with_generation
     store = RunStore.in_workspace(Path(os.environ["TARGET_WORKSPACE"]))
@@ -191,7 +191,7 @@ def test_run_page_gtr_t_preset_and_a_generation_run(app, tmp_path: Path) -> None
     at.number_input(key="run-limit").set_value(6)
     next(b for b in at.button if b.label == "Launch").click().run()
     assert not at.exception and not at.error, at.error
-    from target_core.store import RunStore
+    from target_core.engine.store import RunStore
 
     (run,) = RunStore.in_workspace(tmp_path / "ws").list_runs()
     assert run.config.generation is not None

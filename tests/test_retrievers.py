@@ -10,10 +10,10 @@ import pytest
 
 from target_core.config import load_settings
 from target_core.datasets.folder import load_folder
+from target_core.engine.runner import run_retrieval
 from target_core.errors import ConfigError, UnknownNameError
 from target_core.retrievers import RETRIEVERS, build_retriever, split_spec
 from target_core.retrievers.base import NotIndexedError, Retriever, rank_in, top_k_hits
-from target_core.runner import run_retrieval
 from target_core.serialize import table_text
 from target_core.types import RunConfig, TableView
 

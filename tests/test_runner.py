@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from target_core.config import load_settings
+from target_core.engine.runner import run_retrieval, select_queries
+from target_core.engine.store import RunStore
 from target_core.errors import UnknownNameError
 from target_core.metrics.retrieval import default_ks
-from target_core.runner import run_retrieval, select_queries
-from target_core.store import RunStore
 from target_core.types import RunConfig, TableView
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,7 +93,7 @@ def test_unknown_names_fail_before_any_work(settings) -> None:
 KILLER = textwrap.dedent("""
     import os, signal, sys
     from target_core.config import load_settings
-    from target_core.runner import run_retrieval
+    from target_core.engine.runner import run_retrieval
     from target_core.types import RunConfig
 
     def progress(done, total, what):

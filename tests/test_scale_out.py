@@ -35,8 +35,8 @@ from chromadb.config import Settings as ChromaSettings
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.embeddings import get_embedder
+from target_core.engine.store import RunStore
 from target_core.serialize import table_text, texts_fingerprint
-from target_core.store import RunStore
 from target_core.types import TableView
 from target_core.vectorstore import collection_name
 

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from target_core.config import load_settings
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import RunStore
 from target_core.errors import ConfigError
-from target_core.runner import run_retrieval
-from target_core.store import RunStore
 from target_core.types import GenerationConfig, RunConfig
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def _files_holding(root: Path, secret: str) -> list[str]:
 def test_a_planted_key_is_never_written_anywhere(tmp_path: Path, fake_openai: FakeOpenAI,
                                                  caplog: pytest.LogCaptureFixture) -> None:
     from target_core.analysis.report import comparison_report
-    from target_core.export import export_run
+    from target_core.engine.export import export_run
 
     caplog.set_level(logging.DEBUG)
     fake_openai.chat_responder = _answers

@@ -228,7 +228,7 @@ def test_writes_are_refused_and_the_file_is_unchanged(db: Path, tmp_path: Path,
                                  "BEGIN"])
 def test_the_authorizer_alone_denies_writes(db: Path, sql: str) -> None:
     """One lock tested on its own: a writable connection with only our authorizer."""
-    from target_core.sql import _authorize
+    from target_core.sql.execute import _authorize
 
     connection = sqlite3.connect(db, isolation_level=None)
     try:

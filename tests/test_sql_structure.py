@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from target_core.errors import TargetError
-from target_core.sql_structure import (
+from target_core.sql.structure import (
     SqlParseError,
     gold_tables,
     hardness_counts,

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from target_core.config import load_settings
-from target_core.runner import run_retrieval
-from target_core.store import RunStore
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import RunStore
 from target_core.types import GenerationConfig, RunConfig
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from target_core.engine.store import QueryResult, RunStore, StoreError, config_key
 from target_core.errors import UnknownNameError
-from target_core.store import QueryResult, RunStore, StoreError, config_key
 from target_core.types import RunConfig, TableView
 
 CONFIG = RunConfig(dataset="demo-qa", retriever="bm25", top_k=5)

@@ -19,10 +19,10 @@ import pandas as pd
 from target_core.analysis.stats import holm, mcnemar_exact
 from target_core.config import Settings
 from target_core.datasets import load_dataset
+from target_core.engine.runner import run_retrieval
+from target_core.engine.store import RunRecord, RunStore, config_key
 from target_core.errors import ConfigError
-from target_core.retrievers.base import Progress, no_progress
-from target_core.runner import run_retrieval
-from target_core.store import RunRecord, RunStore, config_key
+from target_core.progress import Progress, no_progress
 from target_core.types import FORMATS, Dataset, RunConfig, TableView
 
 __all__ = ["AblationReport", "Variant", "ablation_variants", "load_ablation", "run_ablation"]

@@ -7,7 +7,7 @@ generation-caused (wrong even then). `rank_quality` relates the best gold rank t
 downstream score: mean per rank bin and Spearman's rho.
 
 Right/wrong: fact verification `fact_correct` = 1, text-to-SQL `execution_match` = 1
-(target_core.drilldown.ANSWER_METRIC); QA has no right/wrong, so an answer counts as
+(target_core.views.query.ANSWER_METRIC); QA has no right/wrong, so an answer counts as
 right when its `sentence_bleu` (0-100) reaches `bleu_threshold` (default 20).
 """
 
@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from target_core.drilldown import ANSWER_METRIC
+from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
-from target_core.store import QueryResult, RunRecord, RunStore
 from target_core.types import GenerationConfig
+from target_core.views.query import ANSWER_METRIC
 
 __all__ = ["Attribution", "AttributionError", "OracleSplit", "RankBin", "RankQuality",
            "attribution", "find_oracle_run", "rank_quality"]

@@ -21,8 +21,8 @@ from target_core.analysis.stats import (
     mcnemar_exact,
     paired_randomization,
 )
+from target_core.engine.store import QueryScore, RunRecord, RunStore
 from target_core.errors import TargetError
-from target_core.store import QueryScore, RunRecord, RunStore
 
 __all__ = ["FlippedQuery", "MetricTest", "PairComparison", "RunComparison", "RunSummary",
            "compare_runs"]

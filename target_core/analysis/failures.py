@@ -16,12 +16,11 @@ from typing import Any
 
 import pandas as pd
 
+from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
-from target_core.explore import table_ref
 from target_core.serialize import cell_text
-from target_core.store import QueryResult, RunRecord, RunStore
 from target_core.textproc import tokenize
-from target_core.types import Dataset, Query, Table, TableKey, TableView
+from target_core.types import Dataset, Query, Table, TableKey, TableView, table_ref
 
 __all__ = ["CATEGORIES", "FailureCase", "FailureReport", "analyse_failures", "title_pair"]
 

@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 
 from target_core.analysis.compare import RunComparison
 from target_core.analysis.significance import outcome_column
-from target_core.store import RunRecord
+from target_core.engine.store import RunRecord
 
 __all__ = ["ci_forest", "rank_scatter", "run_names", "win_tie_loss_bars"]
 

@@ -19,7 +19,7 @@ from target_core.analysis.compare import PairComparison, RunComparison, compare_
 from target_core.analysis.figures import ci_forest, rank_scatter, run_names, win_tie_loss_bars
 from target_core.analysis.significance import format_p, outcomes_frame
 from target_core.analysis.stats import ALPHA
-from target_core.store import RunRecord, RunStore
+from target_core.engine.store import RunRecord, RunStore
 
 __all__ = ["DEFINITIONS", "comparison_report", "flipped_table", "headline_table",
            "report_html", "paired_tests_table"]

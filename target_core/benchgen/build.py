@@ -5,13 +5,13 @@ One call runs the whole automatic part of the workflow for a dataset's databases
 baseline or an LLM) writes questions for each; every question gets the round-trip
 check, and the judge's verdict too when the judge is not the round trip itself. The
 result is saved as a draft (`draft.py`) for human review. Model calls for different
-items run in parallel up to the writer's `concurrency`; `progress(done, total)` is
+items run in parallel up to the writer's `concurrency`; `progress(done, total, what)` is
 called after each item.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from pathlib import Path
@@ -30,9 +30,9 @@ from target_core.benchgen.questions import (
 )
 from target_core.benchgen.templates import Template
 from target_core.errors import ConfigError, UnknownNameError
+from target_core.progress import Progress, no_progress
 from target_core.types import Dataset
 
-Progress = Callable[[int, int], None]
 _Item = tuple[SampledQuery, Written, list[Verdict], list[Verdict | None]]
 
 
@@ -70,7 +70,7 @@ def write_and_check(item: SampledQuery, template: Template, writer: QuestionWrit
 def build_draft(dataset: Dataset, templates: Sequence[Template], *, workspace: str | Path,
                 name: str, n: int, seed: int, reference_date: date | None = None,
                 writer: QuestionWriter | None = None, judge: Judge | None = None,
-                replace: bool = False, progress: Progress | None = None,
+                replace: bool = False, progress: Progress = no_progress,
                 extra_meta: Mapping[str, Any] | None = None) -> tuple[Draft, SampleReport]:
     """Sample, write, check and save a draft named `name` in the workspace."""
     check_name(name)
@@ -89,8 +89,7 @@ def build_draft(dataset: Dataset, templates: Sequence[Template], *, workspace: s
         for future in futures:
             items.append(future.result())
             done += 1
-            if progress is not None:
-                progress(done, total)
+            progress(done, total, "writing questions")
     meta = {"dataset": dataset.name, "n": n, "seed": seed,
             "reference_date": reference_date.isoformat() if reference_date else None,
             "writer": writer.label, "writer_spec": writer.spec, "judge": judge.label,

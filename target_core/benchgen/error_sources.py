@@ -38,12 +38,12 @@ import pandas as pd
 from sqlglot import exp
 
 from target_core.benchgen.templates import ALTERNATIVE_KINDS, Alternative
-from target_core.downstream import downstream_outcome
+from target_core.engine.generation import downstream_outcome
+from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import ConfigError, DatasetError
 from target_core.metrics.downstream import difficulty_order, per_query_downstream
 from target_core.sql import SqlResult, compare_results, execute
-from target_core.sql_structure import DIALECT, SqlParseError, parse_sql
-from target_core.store import RunRecord, RunStore
+from target_core.sql.structure import DIALECT, SqlParseError, parse_sql
 from target_core.types import Dataset, Query
 
 __all__ = ["DEFINITIONS", "SOURCES", "TABLE_COLUMNS", "ErrorSourceReport", "SourceRow",

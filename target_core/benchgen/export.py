@@ -37,8 +37,8 @@ from target_core.config import Settings
 from target_core.errors import ConfigError
 from target_core.generators.context import read_schema
 from target_core.sql import connect_readonly
-from target_core.sql_compare import json_safe_value
-from target_core.sql_structure import gold_tables
+from target_core.sql.execute import json_safe_value
+from target_core.sql.structure import gold_tables
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from target_core.benchgen.templates import ColumnRef, Placeholder, Template, che
 from target_core.benchgen.timeref import resolve
 from target_core.errors import ConfigError
 from target_core.sql import DEFAULT_TIMEOUT_S, connect_readonly, execute
-from target_core.sql_compare import json_safe_rows, json_safe_value
-from target_core.sql_structure import DIALECT
+from target_core.sql.execute import json_safe_rows, json_safe_value
+from target_core.sql.structure import DIALECT
 
 logger = logging.getLogger(__name__)
 

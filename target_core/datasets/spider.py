@@ -26,7 +26,7 @@ from typing import Any, Literal
 from target_core.datasets.folder import inside
 from target_core.datasets.records import Where, assemble, identifier, parse_query, parse_table
 from target_core.errors import DatasetError, UnknownNameError
-from target_core.sql_structure import SqlParseError, gold_tables, spider_hardness
+from target_core.sql.structure import SqlParseError, gold_tables, spider_hardness
 from target_core.types import Dataset, Query, Table
 
 logger = logging.getLogger(__name__)

@@ -36,7 +36,7 @@ from target_core.datasets.hub_files import (
 )
 from target_core.datasets.records import Where, assemble, parse_query, parse_table
 from target_core.errors import DatasetError, DatasetUnavailableError, UnknownNameError
-from target_core.sql_structure import SqlParseError, gold_tables
+from target_core.sql.structure import SqlParseError, gold_tables
 from target_core.types import Dataset, Query, Table
 
 logger = logging.getLogger(__name__)

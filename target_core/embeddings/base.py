@@ -12,7 +12,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 
 from target_core.errors import TargetError
-from target_core.retrievers.base import Progress, no_progress
+from target_core.progress import Progress, no_progress
 
 Kind = Literal["query", "document"]
 KINDS: tuple[str, ...] = ("query", "document")

@@ -60,7 +60,7 @@ from target_core.embeddings.minilm_weights import (
     load_tokenizer,
     load_weights,
 )
-from target_core.retrievers.base import Progress, no_progress
+from target_core.progress import Progress, no_progress
 
 LN_EPS = np.float32(1e-12)
 _F = np.float32

@@ -32,7 +32,7 @@ from target_core.config import Settings
 from target_core.embeddings.base import EmbeddingError, Kind, check_texts, normalize_rows
 from target_core.errors import ConfigError
 from target_core.openai_common import DEFAULT_BASE_URL, retries_text, scrub, server_label
-from target_core.retrievers.base import Progress, no_progress
+from target_core.progress import Progress, no_progress
 from target_core.tokens import TokenCounter, get_counter
 
 log = logging.getLogger(__name__)

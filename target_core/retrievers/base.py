@@ -7,16 +7,14 @@ Retrievers see texts, never gold data: the TableView decides the text of each ta
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from target_core.errors import TargetError
-
-Progress = Callable[[int, int, str], None]
-"""progress(done, total, what): called as work advances; may be a no-op."""
+from target_core.progress import Progress, no_progress
 
 Hits = list[tuple[int, float]]
 """One query's result: (index into the indexed texts, score), best first."""
@@ -34,8 +32,6 @@ class NotIndexedError(TargetError):
         super().__init__(f"retriever '{spec}' has no index: call index(texts) before search")
 
 
-def no_progress(done: int, total: int, what: str) -> None:
-    """The default progress callback: does nothing."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from target_core.config import Settings
-from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError, Progress, no_progress
+from target_core.progress import Progress, no_progress
+from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError
 from target_core.vectorstore import VectorStore, collection_name
 
 EMBED_CHUNK = 256

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from target_core.config import Settings
-from target_core.retrievers.base import Hits, IndexInfo, Progress, Retriever, no_progress
+from target_core.progress import Progress, no_progress
+from target_core.retrievers.base import Hits, IndexInfo, Retriever
 from target_core.retrievers.dense import DenseRetriever
 
 RRF_K = 60

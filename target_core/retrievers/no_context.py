@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError, Progress, no_progress
+from target_core.progress import Progress, no_progress
+from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError
 
 
 class NoContextRetriever:

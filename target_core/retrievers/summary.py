@@ -17,7 +17,8 @@ from typing import Any
 
 from target_core.config import Settings
 from target_core.generators import Generator, build_generator
-from target_core.retrievers.base import IndexInfo, Progress, no_progress
+from target_core.progress import Progress, no_progress
+from target_core.retrievers.base import IndexInfo
 from target_core.retrievers.dense import DenseRetriever
 from target_core.types import Table, TableView
 from target_core.vectorstore import VectorStore

@@ -30,6 +30,10 @@ SCHEMA_VERSION = 2
 STATUSES = ("running", "complete", "failed")
 
 
+OPEN_TIMEOUT_S = 30.0
+"""How long opening the store waits out other connections that hold its lock."""
+
+
 class StoreError(TargetError):
     """The run store cannot be opened or is from an unknown (newer) version."""
 
@@ -119,15 +123,25 @@ class RunStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.db = sqlite_utils.Database(self.path)
-            self.db.execute("PRAGMA busy_timeout = 30000")
-            self.db.enable_wal()
-            self._migrate()
-        except Exception as exc:  # sqlite3.DatabaseError for a file that is not SQLite
-            if isinstance(exc, StoreError):
-                raise
-            raise StoreError(f"{self.path}: cannot open the run store: {exc}") from None
+        deadline = time.monotonic() + OPEN_TIMEOUT_S
+        while True:
+            try:
+                self.db = sqlite_utils.Database(self.path)
+                self.db.execute("PRAGMA busy_timeout = 30000")
+                self.db.enable_wal()
+                self._migrate()
+                return
+            except Exception as exc:  # sqlite3.DatabaseError for a file that is not SQLite
+                if isinstance(exc, StoreError):
+                    raise
+                # Switching a new file to WAL, or recovering its WAL index, can answer
+                # SQLITE_BUSY without waiting on the busy timeout while another
+                # connection does the same: that is worth another try, nothing else is.
+                if "locked" in str(exc) and time.monotonic() < deadline:
+                    self.db.close()
+                    time.sleep(0.05)
+                    continue
+                raise StoreError(f"{self.path}: cannot open the run store: {exc}") from None
 
     @classmethod
     def in_workspace(cls, workspace: Path) -> RunStore:

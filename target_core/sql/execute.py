@@ -10,9 +10,8 @@ bounds memory. Bad SQL never raises: `execute` returns a `SqlResult` whose
 of ERROR_CLASSES. Only infrastructure problems (no such file, not a database) raise
 SqlExecutionError, because they are not the generated SQL's fault.
 
-Result comparison, the execution diff and `classify` live in `target_core/sql_compare.py`,
-exact set match in `target_core/sql_match.py`; both are re-exported here, so callers
-import everything SQL from `target_core.sql`.
+Result comparison, the execution diff and `classify` live in `target_core/sql/compare.py`,
+exact set match in `target_core/sql/exact_match.py`; `target_core.sql` re-exports all three.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,24 +29,7 @@ import sqlglot
 from sqlglot import exp
 
 from target_core.errors import ConfigError, TargetError
-from target_core.sql_compare import (
-    DIFF_ROW_CAP,
-    ERROR_CLASSES,
-    Comparison,
-    ExecutionDiff,
-    classify,
-    compare_results,
-    has_top_level_order,
-    json_safe_rows,
-)
-from target_core.sql_match import exact_set_match
-from target_core.sql_structure import DIALECT
-
-__all__ = [
-    "DEFAULT_ROW_CAP", "DEFAULT_TIMEOUT_S", "DIFF_ROW_CAP", "ERROR_CLASSES", "Comparison",
-    "ExecutionDiff", "SqlExecutionError", "SqlResult", "classify", "compare_results",
-    "connect_readonly", "exact_set_match", "execute", "has_top_level_order",
-]
+from target_core.sql.structure import DIALECT
 
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_ROW_CAP = 10_000
@@ -201,6 +184,26 @@ def connect_readonly(path: str | Path, *, timeout_s: float = DEFAULT_TIMEOUT_S
 
 # --- execution -----------------------------------------------------------------------
 
+
+_BLOB_HEX_LIMIT = 32  # bytes shown as hex in JSON; longer blobs become "<blob n bytes>"
+
+
+def json_safe_value(value: Any) -> Any:
+    """A SQLite value as JSON can hold it: blobs as hex (long ones as "<blob n bytes>"),
+    infinities as text. Used by every to_dict here and by SqlResult.to_dict."""
+    if isinstance(value, bytes):
+        if len(value) <= _BLOB_HEX_LIMIT:
+            return f"x'{value.hex()}'"
+        return f"<blob {len(value)} bytes>"
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # JSON has no infinity
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return str(value)
+
+
+def json_safe_rows(rows: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
+    return [[json_safe_value(v) for v in row] for row in rows]
 
 @dataclass(frozen=True)
 class SqlResult:

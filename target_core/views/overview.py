@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.retrieval import recall_curve
-from target_core.store import RunRecord, RunStore
 
 PAPER_CUTOFF = {"qa": 10, "fact": 10, "retrieval": 10, "sql": 1}
 """The recall cutoff TARGET's Table 2 reports for each task."""

@@ -1,4 +1,4 @@
-"""Exports of a stored run (imports of TARGET's results: target_core.importer).
+"""Exports of a stored run (imports of TARGET's results: target_core.engine.importer).
 
 Formats:
 - target: JSON Lines as the TARGET library writes retrieval results,
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import UnknownNameError
-from target_core.store import QueryResult, RunRecord, RunStore
 from target_core.types import TableKey
 
 FORMATS = ("target", "trec", "csv")

@@ -12,11 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from target_core.explore import table_ref
+from target_core.engine.store import QueryResult
 from target_core.metrics.answers import answer_text, differing_words
 from target_core.metrics.facts import FACT_LABELS, gold_label
-from target_core.store import QueryResult
-from target_core.types import Query, TableLookup
+from target_core.types import Query, TableLookup, table_ref
 
 ERROR_CLASS_HELP: dict[str, str] = {
     "correct": "the result rows equal the gold result's as sets (execution accuracy)",

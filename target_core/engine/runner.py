@@ -3,7 +3,7 @@
 
 Retrieval happens once, at the run's top_k; every smaller k is a prefix of that list.
 When the run has a generator, each batch of retrieved queries is then answered, up to
-the generator's concurrency at once, and evaluated (target_core.downstream).
+the generator's concurrency at once, and evaluated (target_core.engine.generation).
 Results are saved in small transactional batches, so a run killed at any point keeps
 its finished queries, and starting the same configuration again resumes it: indexing
 is cached (Chroma collections are named by content), finished queries are skipped.
@@ -22,7 +22,8 @@ from dataclasses import dataclass, replace
 
 from target_core.config import Settings
 from target_core.datasets import load_dataset
-from target_core.downstream import DownstreamStep
+from target_core.engine.generation import DownstreamStep
+from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import ConfigError, TargetError
 from target_core.generators import Generator, build_generator
 from target_core.generators.base import GENERATION_TASKS
@@ -33,10 +34,10 @@ from target_core.metrics.retrieval import (
     gold_ranks,
     per_query_metrics,
 )
+from target_core.progress import Progress, no_progress
 from target_core.retrievers import build_retriever
-from target_core.retrievers.base import Progress, Retriever, no_progress, rank_in
+from target_core.retrievers.base import Retriever, rank_in
 from target_core.serialize import table_text, texts_fingerprint
-from target_core.store import QueryResult, RunRecord, RunStore
 from target_core.tokens import get_counter
 from target_core.types import Dataset, Query, RunConfig, TableKey
 
@@ -91,7 +92,7 @@ def _gold_ranks(retriever: Retriever, query: Query, ranked: Sequence[TableKey],
 def run_metrics(store: RunStore, run: RunRecord, dataset: Dataset) -> dict[str, float]:
     """Aggregate metrics over every stored query of the run (resumed parts included):
     retrieval, then the downstream task's when the run has a generator."""
-    from target_core.downstream import downstream_outcome
+    from target_core.engine.generation import downstream_outcome
     from target_core.metrics.downstream import aggregate_downstream
 
     results = list(store.iter_results(run.run_id))

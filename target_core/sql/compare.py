@@ -15,14 +15,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import permutations
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot import exp
 
-from target_core.sql_structure import SqlParseError, parse_sql
-
-if TYPE_CHECKING:
-    from target_core.sql import SqlResult
+from target_core.sql.execute import SqlResult, json_safe_rows
+from target_core.sql.structure import SqlParseError, parse_sql
 
 logger = logging.getLogger(__name__)
 
@@ -32,25 +30,7 @@ ERROR_CLASSES: tuple[str, ...] = (
 )
 DIFF_ROW_CAP = 50  # rows listed per side of an ExecutionDiff; the counts stay exact
 _MAX_PERMUTED_COLUMNS = 6  # 6! = 720 column orders; beyond that only the given order
-_BLOB_HEX_LIMIT = 32  # bytes shown as hex in JSON; longer blobs become "<blob n bytes>"
 
-
-def json_safe_value(value: Any) -> Any:
-    """A SQLite value as JSON can hold it: blobs as hex (long ones as "<blob n bytes>"),
-    infinities as text. Used by every to_dict here and by SqlResult.to_dict."""
-    if isinstance(value, bytes):
-        if len(value) <= _BLOB_HEX_LIMIT:
-            return f"x'{value.hex()}'"
-        return f"<blob {len(value)} bytes>"
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)  # JSON has no infinity
-    if value is None or isinstance(value, (str, int, float)):
-        return value
-    return str(value)
-
-
-def json_safe_rows(rows: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
-    return [[json_safe_value(v) for v in row] for row in rows]
 
 def _canonical(value: Any) -> Any:
     """Floats rounded to 6 decimals; 1 == 1.0 already holds for Python's == and hash."""

@@ -15,9 +15,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from target_core.cli_analysis import ANALYSIS_COMMANDS, analysis_arguments
-from target_core.cli_benchgen import BENCHGEN_COMMANDS, benchgen_arguments
-from target_core.cli_format import ProgressBar, format_rows
+from target_core.cli.analysis import ANALYSIS_COMMANDS, analysis_arguments
+from target_core.cli.benchgen import BENCHGEN_COMMANDS, benchgen_arguments
+from target_core.cli.format import ProgressBar, format_rows
 from target_core.config import load_settings
 from target_core.errors import TargetError
 
@@ -91,8 +91,8 @@ def run_summary(record: Any) -> dict[str, Any]:
 
 def run_config(args: argparse.Namespace) -> Any:
     """The RunConfig from `run`'s flags; a --preset fills what the flags leave unset."""
+    from target_core.engine.presets import pipeline_preset
     from target_core.errors import ConfigError
-    from target_core.presets import pipeline_preset
     from target_core.types import GenerationConfig, RunConfig
 
     preset = pipeline_preset(args.preset) if args.preset else None
@@ -138,7 +138,7 @@ def _print_estimate(config: Any, settings: Any) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from target_core.runner import run_retrieval
+    from target_core.engine.runner import run_retrieval
 
     settings = load_settings(args.workspace)
     config = run_config(args)
@@ -160,7 +160,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from target_core.store import RunStore
+    from target_core.engine.store import RunStore
 
     store = RunStore.in_workspace(load_settings(args.workspace).workspace)
     runs = store.list_runs(dataset=args.dataset)
@@ -183,7 +183,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from target_core.store import RunStore
+    from target_core.engine.store import RunStore
 
     store = RunStore.in_workspace(load_settings(args.workspace).workspace)
     record = store.get_run(args.run_id)
@@ -206,8 +206,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from target_core.export import export_run
-    from target_core.store import RunStore
+    from target_core.engine.export import export_run
+    from target_core.engine.store import RunStore
 
     store = RunStore.in_workspace(load_settings(args.workspace).workspace)
     written = export_run(store, args.run_id, args.format, args.out)
@@ -220,7 +220,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from target_core.importer import import_target_results
+    from target_core.engine.importer import import_target_results
 
     record = import_target_results(args.path, settings=load_settings(args.workspace),
                                    dataset=args.dataset, label=args.label,

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from target_core.cli_format import ProgressBar, format_rows
+from target_core.cli.format import ProgressBar, format_rows
 from target_core.config import load_settings
 from target_core.errors import ConfigError
 
@@ -29,7 +29,7 @@ def _num(value: float | None, digits: int = 4) -> str:
 
 
 def _store(args: argparse.Namespace) -> Any:
-    from target_core.store import RunStore
+    from target_core.engine.store import RunStore
 
     return RunStore.in_workspace(load_settings(args.workspace).workspace)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from target_core.sql_structure import SqlParseError, parse_sql
+from target_core.sql.structure import SqlParseError, parse_sql
 
 VALUE = "?"  # what every literal becomes: values are not part of the match
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pandas as pd
 
-from target_core.explore import table_frame, table_ref
+from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.serialize import cell_text
-from target_core.store import QueryResult, RunRecord, RunStore
 from target_core.textproc import tokenize
-from target_core.types import Query, Table, TableLookup
+from target_core.types import Query, Table, TableLookup, table_ref
+from target_core.views.datasets import table_frame
 
 
 @dataclass(frozen=True)

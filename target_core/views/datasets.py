@@ -15,7 +15,7 @@ import pandas as pd
 
 from target_core.serialize import table_text
 from target_core.tokens import TokenCounter, get_counter
-from target_core.types import Dataset, Query, Table, TableKey, TableView
+from target_core.types import Dataset, Query, Table, TableKey, TableView, table_ref
 
 
 @dataclass(frozen=True)
@@ -31,16 +31,6 @@ class DatasetSummary:
     queries: pd.DataFrame
     token_label: str
     view: TableView
-
-
-def table_ref(key: TableKey) -> str:
-    """'database_id/table_id': how a table is named in URLs and lists."""
-    return f"{key[0]}/{key[1]}"
-
-
-def parse_table_ref(ref: str) -> TableKey:
-    database_id, _, table_id = ref.partition("/")
-    return (database_id, table_id)
 
 
 def _answer_text(answer: Any) -> str:

@@ -20,6 +20,8 @@ from typing import Any
 
 from target_core.config import Settings
 from target_core.datasets import load_dataset
+from target_core.engine.runner import package_versions, run_metrics
+from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import DatasetError, TargetError
 from target_core.generators.base import GENERATION_TASKS, Context, Generation
 from target_core.metrics.retrieval import (
@@ -29,8 +31,6 @@ from target_core.metrics.retrieval import (
     gold_ranks,
     per_query_metrics,
 )
-from target_core.runner import package_versions, run_metrics
-from target_core.store import QueryResult, RunRecord, RunStore
 from target_core.types import Dataset, GenerationConfig, RunConfig, TableKey
 
 
@@ -170,7 +170,7 @@ def _downstream_names(metrics: dict[str, float]) -> set[str]:
 def _results(data: Dataset, query_ids: list[str], ranked_of: dict[str, list[TableKey]],
              answers: dict[str, Generation] | None, top_k: int, name: str
              ) -> list[QueryResult]:
-    from target_core.downstream import Evaluator
+    from target_core.engine.generation import Evaluator
 
     evaluator = Evaluator(data) if answers is not None else None
     ks = default_ks(top_k)

@@ -24,7 +24,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from target_core.cli_format import ProgressBar, format_rows
+from target_core.cli.format import ProgressBar, format_rows
 from target_core.config import load_settings
 from target_core.errors import ConfigError
 
@@ -79,10 +79,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     cache = ResponseCache.in_workspace(settings.workspace)
     writer = make_writer(args.writer, settings, dataset.databases, cache=cache)
     judge = make_judge(args.judge, settings, dataset.databases, cache=cache)
-    bar = ProgressBar(args.progress or sys.stderr.isatty())
-
-    def progress(done: int, total: int) -> None:
-        bar(done, total, "writing questions")
+    progress = ProgressBar(args.progress or sys.stderr.isatty())
     with tempfile.TemporaryDirectory() as scratch:
         # Without --draft the draft lives in a scratch workspace for this command only.
         workspace = settings.workspace if args.draft else Path(scratch)
@@ -193,7 +190,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from target_core.benchgen.error_sources import error_sources
     from target_core.datasets import load_dataset
-    from target_core.store import RunStore
+    from target_core.engine.store import RunStore
 
     settings = load_settings(args.workspace)
     store = RunStore.in_workspace(settings.workspace)

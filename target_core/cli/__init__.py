@@ -1,0 +1,5 @@
+"""The command line, `python -m target_core ...`: thin over the views and the engine."""
+
+from target_core.cli.main import COMMANDS, main
+
+__all__ = ["COMMANDS", "main"]

@@ -1,0 +1,1 @@
+"""The engine: runs (retrieval, then generation), the run store, exports and imports."""

@@ -1,0 +1,1 @@
+"""One read model per page: what a page shows, as frames and figures (no streamlit here)."""
