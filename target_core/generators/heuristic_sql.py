@@ -48,7 +48,6 @@ from target_core.generators.sql_linking import (
     mention_score,
     mentioned,
     same_word,
-    stem,
     table_score,
     words,
 )
@@ -64,9 +63,6 @@ from target_core.generators.sql_schema import (
     sql_literal,
 )
 from target_core.textproc import STOPWORDS
-
-# `stem` and `same_word` are re-exported: `heuristic` imports them from here.
-__all__ = ["SqlGuess", "same_word", "stem", "write_sql"]
 
 _DESC = re.compile(r"\b(highest|most|largest|longest|biggest|greatest|top|best|priciest|"
                    r"latest|newest|most expensive|most recent)\b")
