@@ -235,11 +235,7 @@ VIEW_PRESETS: dict[str, TableView] = {
 }
 
 
-Ranking = dict[str, list[tuple[TableKey, float]]]
-"""A run's result: query_id -> [(table key, score), ...] in rank order."""
-
-
-GENERATION_CONTEXTS: tuple[str, ...] = ("retrieved", "oracle", "none")
+CONTEXT_MODES: tuple[str, ...] = ("retrieved", "oracle", "none")
 SQL_SCHEMAS: tuple[str, ...] = ("database", "tables")
 DEFAULT_TOKEN_BUDGET = 8000
 
@@ -263,8 +259,8 @@ class GenerationConfig:
     sql_schema: str = "database"
 
     def __post_init__(self) -> None:
-        if self.context not in GENERATION_CONTEXTS:
-            raise UnknownNameError("context mode", self.context, GENERATION_CONTEXTS)
+        if self.context not in CONTEXT_MODES:
+            raise UnknownNameError("context mode", self.context, CONTEXT_MODES)
         if self.context_k is not None and (not isinstance(self.context_k, int)
                                            or self.context_k < 1):
             raise ConfigError(f"context_k must be a positive integer, got {self.context_k!r}")

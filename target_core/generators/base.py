@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+# Defined beside GenerationConfig, which checks it; re-exported for `generators`.
+from target_core.types import CONTEXT_MODES as CONTEXT_MODES
 from target_core.types import Table, TableKey
 
 GENERATION_TASKS: tuple[str, ...] = ("qa", "fact", "sql")
-CONTEXT_MODES: tuple[str, ...] = ("retrieved", "oracle", "none")
 
 
 @dataclass(frozen=True)
