@@ -173,10 +173,6 @@ class TableView:
             raise ConfigError(f"rows must be a non-negative integer or None, got {self.rows!r}")
 
     @property
-    def header_only(self) -> bool:
-        return self.rows == 0
-
-    @property
     def key(self) -> str:
         """A stable, human-readable identifier (used in fingerprints and run records)."""
         parts = [

@@ -178,7 +178,3 @@ class RoundTripJudge:
 
     def judge(self, question: str, item: SampledQuery, template: Template) -> Verdict:
         return round_trip(question, item, template)
-
-
-def as_dicts(questions: Sequence[WrittenQuestion]) -> list[dict[str, Any]]:
-    return [{"text": q.text, "style": q.style, "writer": q.writer} for q in questions]

