@@ -12,6 +12,7 @@ from target_core.analysis.attribution import attribution, rank_quality
 from target_core.analysis.failure_figures import category_bars, rank_quality_bars, tag_heatmap
 from target_core.analysis.failures import CATEGORIES, analyse_failures
 from target_core.errors import TargetError
+from target_core.metrics.tasks import FAILURE_RULE
 
 ui.frame()
 st.title("Failures")
@@ -40,7 +41,8 @@ st.caption(f"{ui.plain(run.config.label)} on {ui.plain(run.config.dataset)} · v
            f"{ui.plain(run.config.view.label)} · top-k {run.config.top_k} · run {run_id}")
 cols = st.columns(3)
 cols[0].metric("Queries", report.n_queries)
-cols[1].metric(f"Missed a gold table within k = {k}", report.n_failed)
+cols[1].metric(f"Missed a gold table within k = {k}", report.n_failed,
+               help=f"Retrieval failure: {FAILURE_RULE}.")
 cols[2].metric("Failure rate", f"{report.n_failed / report.n_queries:.1%}")
 for note in report.notes:
     st.info(note)

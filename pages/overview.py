@@ -3,51 +3,38 @@ its Figure 2, over the stored runs; filter by dataset and task."""
 
 from __future__ import annotations
 
-import pandas as pd
+from collections.abc import Sequence
+
 import streamlit as st
 
 from pages import _shared as ui
 from target_core.analysis.significance import VsBest, significant_vs_best
+from target_core.engine.store import RunRecord
 from target_core.views.overview import (
-    PAPER_CUTOFF,
-    Leaderboard,
-    display_table,
-    distinct_retrievals,
-    latest_complete,
-    leaderboard,
-    recall_curves,
+    complete_runs,
+    curves_view,
+    leaderboard_significance_ids,
+    leaderboard_view,
+    overview_filters,
+    select_runs,
 )
-from target_core.views.plots import recall_at_k_curves
 
 
 @st.cache_data(show_spinner="Testing against the best runs…", max_entries=16)
-def vs_best(workspace: str, run_ids: tuple[str, ...]) -> dict[str, VsBest]:
+def _vs_best(workspace: str, run_ids: tuple[str, ...]) -> dict[str, VsBest]:
     """Keyed on the leaderboard's run ids: complete runs never change."""
     store = ui.store()
     return significant_vs_best(store, [store.get_run(r) for r in run_ids])
 
 
-def with_markers(board: Leaderboard, shown: pd.DataFrame, tested: dict[str, VsBest]
-                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The display table with a "vs best" column after each recall column, and the
-    bold mask widened to match."""
-    shown, best = shown.copy(), board.best.copy()
-    for dataset, metric in [c for c in board.table.columns if c[1].startswith("R@")]:
-        cells = [tested[rid].marker if (rid := board.runs.get((dataset, *row))) in tested
-                 else "–" for row in board.table.index]
-        if all(c == "–" for c in cells):
-            continue
-        column = (dataset, f"{metric} vs best")
-        at = list(shown.columns).index((dataset, metric)) + 1
-        shown.insert(at, column, cells)
-        best.insert(at, column, False)
-    return shown, best
+def vs_best(runs: Sequence[RunRecord]) -> dict[str, VsBest]:
+    return _vs_best(str(ui.settings().workspace), leaderboard_significance_ids(runs))
 
 
 ui.frame()
 st.title("Overview")
 store = ui.store()
-runs = [r for r in store.list_runs() if r.status == "complete"]
+runs = complete_runs(store)
 if not runs:
     st.info("No complete runs yet. Launch some on the Run page, or with "
             "`python -m target_core run --dataset demo-qa --retriever bm25`.")
@@ -55,14 +42,14 @@ if not runs:
     st.stop()
 
 cols = st.columns(2)
-datasets = sorted({r.config.dataset for r in runs})
-tasks = sorted({r.task for r in runs})
-chosen_tasks = cols[1].multiselect("Tasks", tasks, default=tasks, key="overview-tasks")
-in_task = sorted({r.config.dataset for r in runs if r.task in chosen_tasks})
+filters = overview_filters(runs)
+chosen_tasks = cols[1].multiselect("Tasks", filters.tasks, default=filters.tasks,
+                                   key="overview-tasks")
+in_task = filters.datasets(chosen_tasks)
 chosen = cols[0].multiselect("Datasets", in_task, default=in_task, key="overview-datasets")
-selected = [r for r in runs if r.config.dataset in chosen and r.task in chosen_tasks]
+selected = select_runs(runs, chosen, chosen_tasks)
 
-board = leaderboard(selected)
+board = leaderboard_view(store, selected, vs_best)
 st.subheader("Leaderboard")
 st.caption("Rows: retriever (→ generator) and table view (and k, for runs of one dataset "
            "that differ only in k). R@10 for QA and fact "
@@ -76,22 +63,17 @@ st.caption("Rows: retriever (→ generator) and table view (and k, for runs of o
            "queries (exact McNemar test when every per-query recall is 0 or 1, else a "
            "paired randomization test), Holm-adjusted over the column's rows; "
            "\"≠ best\" means p < 0.05, \"n.s.\" not significant.")
-if board.table.empty:
+if board.empty:
     st.info("No runs match the filters.")
 else:
-    rows = tuple(sorted(r.run_id for r in latest_complete(selected)))
-    shown, bold = with_markers(board, display_table(board),
-                               vs_best(str(ui.settings().workspace), rows))
-    styled = shown.style.apply(
-        lambda column: ["font-weight: 700" if b else "" for b in bold[column.name]])
+    styled = board.shown.style.apply(
+        lambda column: ["font-weight: 700" if b else "" for b in board.bold[column.name]])
     st.dataframe(styled, width="stretch")
 
 st.subheader("Recall@k")
 if chosen:
     name = st.selectbox("Dataset", chosen, key="overview-curve-dataset")
-    latest = [r for r in latest_complete(selected) if r.config.dataset == name]
-    curves = recall_curves(store, distinct_retrievals(latest))
-    st.plotly_chart(recall_at_k_curves(curves), width="stretch")
-    task = latest[0].task if latest else "qa"
+    curves = curves_view(store, selected, name)
+    st.plotly_chart(curves.figure, width="stretch")
     st.caption(f"Macro recall@k for k = 1…top-k of each run (TARGET's Figure 2); the paper "
-               f"reports this dataset's task at k = {PAPER_CUTOFF.get(task, 10)}.")
+               f"reports this dataset's task at k = {curves.paper_cutoff}.")

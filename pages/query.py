@@ -10,6 +10,7 @@ import streamlit as st
 from pages import _answer
 from pages import _shared as ui
 from target_core.errors import TargetError
+from target_core.metrics.tasks import FAILURE_RULE
 from target_core.types import parse_table_ref
 from target_core.views.answer import answer_view
 from target_core.views.query import (
@@ -39,7 +40,8 @@ except TargetError as exc:
 flags = query_flags(store, run)
 found, right = flags.found, flags.right or {}
 filters = ["all queries", "missed by retrieval"] + (["wrong answer"] if right else [])
-shown = st.sidebar.radio("Show", filters, key="query-filter")
+shown = st.sidebar.radio("Show", filters, key="query-filter",
+                         help=f"Missed by retrieval: {FAILURE_RULE}.")
 choices = [q for q in found if shown == "all queries"
            or (shown == "missed by retrieval" and not found[q])
            or (shown == "wrong answer" and not right.get(q, True))]
@@ -56,7 +58,8 @@ view = outcome_view(store, dataset, run_id, query_id)
 q = view.query
 st.title(f"Query {ui.plain(q.query_id)}")
 st.markdown(f"**{ui.plain(q.query)}**")
-status = "found within k" if view.hit else "missed: no gold table within k"
+status = ("found: every gold table within k" if view.found
+          else "failed: a gold table is not within k")
 st.caption(f"{ui.plain(run.config.label)} · view {ui.plain(run.config.view.label)} · "
            f"k = {run.config.top_k} · {status} · {view.result.ms:.2f} ms")
 answer = answer_view(dataset, view.result)
@@ -73,7 +76,8 @@ def link(query_id: str | None, label: str) -> str:
 
 
 st.markdown(f"{link(view.previous_failed, '← previous failed')} · "
-            f"{link(view.next_failed, 'next failed →')} · {view.n_failed} failed in this run")
+            f"{link(view.next_failed, 'next failed →')} · {view.n_failed} failed in this run",
+            help=f"Retrieval failure: {FAILURE_RULE}.")
 if answer is not None:
     _answer.render(answer)
 

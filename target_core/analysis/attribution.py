@@ -7,7 +7,7 @@ generation-caused (wrong even then). `rank_quality` relates the best gold rank t
 downstream score: mean per rank bin and Spearman's rho.
 
 Right/wrong: fact verification `fact_correct` = 1, text-to-SQL `execution_match` = 1
-(target_core.views.query.ANSWER_METRIC); QA has no right/wrong, so an answer counts as
+(metrics.tasks: TaskRules.right_metric); QA has no right/wrong, so an answer counts as
 right when its `sentence_bleu` (0-100) reaches `bleu_threshold` (default 20).
 """
 
@@ -18,16 +18,14 @@ from typing import Any
 
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
+from target_core.metrics.tasks import task_rules
 from target_core.types import GenerationConfig
-from target_core.views.query import ANSWER_METRIC
 
 __all__ = ["Attribution", "AttributionError", "OracleSplit", "RankBin", "RankQuality",
            "attribution", "find_oracle_run", "rank_quality"]
 
 DEFAULT_BLEU_THRESHOLD = 20.0
 """QA answers with sentence BLEU >= this (0-100) count as right."""
-SCORE_METRIC = {"qa": "sentence_bleu", **ANSWER_METRIC}
-"""The per-query downstream score of each task."""
 RANK_BINS: tuple[tuple[str, int | None, int | None], ...] = (
     ("1", 1, 1), ("2", 2, 2), ("3-5", 3, 5), ("6-10", 6, 10), ("not retrieved", None, None))
 NOT_RETRIEVED_RANK = 11
@@ -130,7 +128,7 @@ def _generation_run(store: RunStore, run_id: str) -> tuple[RunRecord, Generation
 
 
 def _scores(run: RunRecord, results: list[QueryResult]) -> tuple[str, dict[str, float]]:
-    metric = SCORE_METRIC.get(run.task)
+    metric = task_rules(run.task).score_metric
     if metric is None or any(metric not in r.metrics for r in results):
         raise AttributionError(f"run {run.run_id} ({run.task}) has no per-query downstream "
                                f"score{f' ({metric})' if metric else ''}")
@@ -208,8 +206,7 @@ def attribution(store: RunStore, run_id: str, *, oracle_run_id: str | None = Non
         raise AttributionError(f"k {k} must be between 1 and run {run_id}'s top_k ({top_k})")
     results = list(store.iter_results(run_id))
     rule, correct = _correct(run, results, bleu_threshold)
-    found = {r.query_id: all((rank := r.gold_ranks.get(key)) is not None and rank <= k
-                             for key in r.gold) for r in results}
+    found = {r.query_id: not r.failed_at(k) for r in results}
     cells: dict[tuple[bool, bool], list[str]] = {(f, c): [] for f in (True, False)
                                                  for c in (True, False)}
     for r in results:

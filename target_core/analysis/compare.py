@@ -54,7 +54,8 @@ class MetricTest:
 
 @dataclass(frozen=True)
 class FlippedQuery:
-    """A query that is a hit@k in one run and a miss in the other."""
+    """A query that one run found and the other failed at k (metrics.tasks.FAILURE_RULE:
+    found = every gold table within k; `hit_*` keep their names for the JSON contract)."""
 
     query_id: str
     hit_baseline: bool
@@ -194,7 +195,7 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], *, k: int | None = Non
         flipped = []
         for q in query_ids:
             a, b = results[0][q], results[i][q]
-            hit_a, hit_b = a.metrics[hit_key] > 0, b.metrics[hit_key] > 0
+            hit_a, hit_b = not a.failed_at(k), not b.failed_at(k)
             if hit_a != hit_b:
                 flipped.append(FlippedQuery(
                     query_id=q, hit_baseline=hit_a, hit_other=hit_b,

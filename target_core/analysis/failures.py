@@ -1,6 +1,7 @@
 """Failure taxonomy: why a query's gold tables were not retrieved within k.
 
-A query fails when some gold table is not among the first k retrieved. Every failed query
+A query fails when some gold table is not among the first k retrieved (the one rule,
+metrics.tasks.FAILURE_RULE). Every failed query
 is either a near miss or a deep miss (by the best rank of its missing gold tables), so
 each has at least one category; the others say why it may have failed and can overlap.
 The evidence for each category is kept as one line of text per query.
@@ -18,6 +19,7 @@ import pandas as pd
 
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
+from target_core.metrics.tasks import missing_gold
 from target_core.serialize import cell_text
 from target_core.textproc import tokenize
 from target_core.types import Dataset, Query, Table, TableKey, TableView, table_ref
@@ -204,8 +206,7 @@ def _truncated(query: Query, missing: Sequence[TableKey], view: TableView) -> st
 
 def _case(dataset: Dataset, run: RunRecord, result: QueryResult, k: int, by_db: bool,
           title_hits: set[str] | None) -> FailureCase | None:
-    missing = [g for g in result.gold
-               if result.gold_ranks.get(g) is None or result.gold_ranks[g] > k]
+    missing = missing_gold(result.gold, result.gold_ranks, k)
     if not missing:
         return None
     query = dataset.query(result.query_id)
@@ -270,9 +271,8 @@ def title_pair(store: RunStore, run: RunRecord, k: int) -> RunRecord | None:
     return None
 
 
-def _hits(results: Iterable[QueryResult], k: int) -> set[str]:
-    return {r.query_id for r in results
-            if all(r.gold_ranks.get(g) is not None and r.gold_ranks[g] <= k for g in r.gold)}
+def _found(results: Iterable[QueryResult], k: int) -> set[str]:
+    return {r.query_id for r in results if not r.failed_at(k)}
 
 
 def analyse_failures(store: RunStore, dataset: Dataset, run_id: str, *, k: int | None = None
@@ -292,7 +292,7 @@ def analyse_failures(store: RunStore, dataset: Dataset, run_id: str, *, k: int |
     if not results:
         raise FailureAnalysisError(f"run {run_id} has no stored queries")
     pair = title_pair(store, run, k)
-    title_hits = _hits(store.iter_results(pair.run_id), k) if pair else None
+    title_hits = _found(store.iter_results(pair.run_id), k) if pair else None
     by_db = _groups_by_database(dataset)
     cases = [c for r in results if (c := _case(dataset, run, r, k, by_db, title_hits))]
     notes = []

@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from target_core.analysis.compare import BINARY_DOWNSTREAM, GRADED_DOWNSTREAM
+from target_core.analysis.leaderboard import leaderboard
 from target_core.analysis.stats import ALPHA, holm, mcnemar_exact, paired_randomization
 from target_core.engine.store import RunRecord, RunStore
-from target_core.views.overview import leaderboard
 
 __all__ = ["OUTCOME_FIELDS", "VsBest", "outcome_column", "outcomes_frame",
            "significant_vs_best"]

@@ -159,8 +159,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+CLI_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "queries", "recall@k",
+               "mrr", "answers")
+"""The columns `runs` prints (the Run page adds retrieval p50)."""
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from target_core.engine.store import RunStore
+    from target_core.views.runs import runs_frame
 
     store = RunStore.in_workspace(load_settings(args.workspace).workspace)
     runs = store.list_runs(dataset=args.dataset)
@@ -168,31 +176,33 @@ def cmd_runs(args: argparse.Namespace) -> int:
         print(json.dumps([run_summary(r) | {"status": r.status, "n_done": r.n_done}
                           for r in runs], indent=2))
         return 0
-    def metric(r: Any, name: str) -> str:
-        return f"{r.metrics[name]:.3f}" if name in r.metrics else ""
-
-    headline = {"qa": "sacrebleu", "fact": "fact_f1", "sql": "execution_accuracy"}
-    rows = [{"run_id": r.run_id, "dataset": r.config.dataset, "pipeline": r.config.label,
-             "view": r.config.view.label, "k": r.config.top_k, "status": r.status,
-             "queries": f"{r.n_done}/{r.n_queries}",
-             "recall@k": metric(r, f"recall@{min(10, r.config.top_k)}"),
-             "mrr": metric(r, "mrr"), "answers": metric(r, headline.get(r.task, ""))}
-            for r in runs]
+    frame = runs_frame(runs)
+    rows = [{name: ("" if pd.isna(row[name]) else f"{row[name]:.3f}")
+             if name in ("recall@k", "mrr", "answers") else row[name] for name in CLI_COLUMNS}
+            for row in frame.to_dict("records")]
     print(format_rows(rows, list(rows[0]) if rows else ["run_id"]) if rows else "no runs yet")
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     from target_core.engine.store import RunStore
+    from target_core.errors import ConfigError
+    from target_core.metrics.tasks import FAILURE_RULE
 
     store = RunStore.in_workspace(load_settings(args.workspace).workspace)
     record = store.get_run(args.run_id)
     data = record.to_dict()
+    k = record.config.top_k if args.k is None else args.k
+    if not 1 <= k <= record.config.top_k:
+        raise ConfigError(f"--k {k} must be between 1 and the run's top_k "
+                          f"({record.config.top_k})")
     if args.queries:
+        data["k"] = k
         data["queries"] = [{"query_id": r.query_id, "ms": r.ms, "metrics": r.metrics,
-                            "gold": [list(k) for k in r.gold],
-                            "gold_ranks": [[list(k), v] for k, v in r.gold_ranks.items()],
-                            "ranked": [[k[0], k[1], s] for k, s in r.ranked]}
+                            "gold": [list(g) for g in r.gold],
+                            "gold_ranks": [[list(g), v] for g, v in r.gold_ranks.items()],
+                            "last_gold_rank": r.last_rank, "failed": r.failed_at(k),
+                            "ranked": [[g[0], g[1], s] for g, s in r.ranked]}
                            for r in store.iter_results(args.run_id)]
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
@@ -202,6 +212,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"{'view':<12} {record.config.view.label} (top_k {record.config.top_k})")
     for name, value in record.metrics.items():
         print(f"  {name:<20} {value:.4f}")
+    if args.queries:
+        failed = [q for q in data["queries"] if q["failed"]]
+        print(f"{len(failed)} of {len(data['queries'])} queries failed at k = {k} "
+              f"({FAILURE_RULE})")
+        print(format_rows([{"query_id": q["query_id"], "failed": "yes" if q["failed"] else "",
+                            "last gold rank": "not ranked" if q["last_gold_rank"] is None
+                            else q["last_gold_rank"]}
+                           for q in data["queries"]],
+                          ["query_id", "failed", "last gold rank"]))
     return 0
 
 
@@ -301,6 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("run_id")
             command.add_argument("--queries", action="store_true",
                                  help="include per-query results")
+            command.add_argument("--k", type=int, default=None,
+                                 help="k for each query's `failed` (default: the run's top_k)")
         elif name == "export":
             command.add_argument("run_id")
             command.add_argument("--format", required=True, choices=["target", "trec", "csv"])

@@ -24,6 +24,7 @@ import sqlite_utils
 
 from target_core.errors import TargetError, UnknownNameError
 from target_core.metrics.retrieval import QueryOutcome
+from target_core.metrics.tasks import failed_at, last_gold_rank
 from target_core.types import RunConfig, TableKey
 
 SCHEMA_VERSION = 2
@@ -90,6 +91,15 @@ class QueryResult:
         ranks = [r for r in self.gold_ranks.values() if r is not None]
         return min(ranks) if ranks else None
 
+    @property
+    def last_rank(self) -> int | None:
+        """The rank by which every gold table was retrieved (metrics.tasks.last_gold_rank)."""
+        return last_gold_rank(self.gold_ranks)
+
+    def failed_at(self, k: int) -> bool:
+        """Retrieval failed at k: some gold table is not within the first k."""
+        return failed_at(self.last_rank, k)
+
     def outcome(self) -> QueryOutcome:
         """The metrics' view of this result (what the retriever returned against gold)."""
         return QueryOutcome(query_id=self.query_id, retrieved=[k for k, _ in self.ranked],
@@ -105,6 +115,12 @@ class QueryScore:
     metrics: dict[str, float]
     best_rank: int | None
     """As QueryResult.best_rank, computed by SQLite."""
+    last_rank: int | None
+    """As QueryResult.last_rank, computed by SQLite."""
+
+    def failed_at(self, k: int) -> bool:
+        """Retrieval failed at k: some gold table is not within the first k."""
+        return failed_at(self.last_rank, k)
 
 
 def config_key(config: RunConfig, dataset_fingerprint: str) -> str:
@@ -307,12 +323,17 @@ class RunStore:
             [run_id])]
 
     def query_scores(self, run_id: str) -> list[QueryScore]:
-        """Every query's metrics and best gold rank, in query order."""
-        return [QueryScore(r["query_id"], json.loads(r["metrics"]), r["best_rank"])
+        """Every query's metrics, best and last gold rank, in query order."""
+        # last_rank: NULL when a gold table is unranked (COUNT skips JSON nulls), 0 when
+        # there is no gold table, as metrics.tasks.last_gold_rank
+        return [QueryScore(r["query_id"], json.loads(r["metrics"]), r["best_rank"],
+                           r["last_rank"])
                 for r in self.db.query(
-                    "SELECT query_id, metrics, (SELECT MIN(value) FROM json_each(gold_ranks)) "
-                    "AS best_rank FROM query_results WHERE run_id = ? ORDER BY position",
-                    [run_id])]
+                    "SELECT query_id, metrics, "
+                    "(SELECT MIN(value) FROM json_each(gold_ranks)) AS best_rank, "
+                    "(SELECT CASE WHEN COUNT(*) = 0 THEN 0 WHEN COUNT(*) = COUNT(value) "
+                    "THEN MAX(value) END FROM json_each(gold_ranks)) AS last_rank "
+                    "FROM query_results WHERE run_id = ? ORDER BY position", [run_id])]
 
     def iter_results(self, run_id: str) -> Iterator[QueryResult]:
         """The run's query results in query order."""

@@ -1,127 +1,68 @@
-"""The Overview's numbers: a leaderboard in the layout of TARGET's Table 2 and recall@k
-curves as in its Figure 2, from the runs in the store.
-
-Table 2: one row per retriever and variant (its table view, and its top-k when runs of
-one dataset differ only in that), one column group per dataset with recall at the task's
-cutoff (R@10 for QA and fact verification, R@1 for text-to-SQL, as the paper reports)
-and the mean retrieval time per query (in milliseconds: the paper's seconds round most
-lexical retrievers to 0.001). Runs with
-a generator add the downstream column of their task: SB (corpus sacreBLEU) for QA,
-P / R / F1 (weighted, as TARGET) for fact verification, EX (execution accuracy) for
-text-to-SQL; their row names the generator (and the context when it is not the
-retrieved tables). A no-context run has no retrieval columns. When a configuration was
-run more than once, the newest complete run counts.
-"""
+"""The Overview page's read model: the leaderboard (TARGET's Table 2) as shown, with each
+recall column's test against its best row, and the recall@k curves (Figure 2)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
+import plotly.graph_objects as go
 
+from target_core.analysis.leaderboard import (
+    Leaderboard,
+    distinct_retrievals,
+    latest_complete,
+    leaderboard,
+    recall_curves,
+)
+from target_core.analysis.significance import VsBest, significant_vs_best
 from target_core.engine.store import RunRecord, RunStore
-from target_core.metrics.retrieval import recall_curve
+from target_core.metrics.tasks import task_rules
+from target_core.views.plots import recall_at_k_curves
 
-PAPER_CUTOFF = {"qa": 10, "fact": 10, "retrieval": 10, "sql": 1}
-"""The recall cutoff TARGET's Table 2 reports for each task."""
-
-DOWNSTREAM_COLUMNS = {"qa": (("SB", "sacrebleu"),),
-                      "fact": (("P", "fact_precision"), ("R", "fact_recall"),
-                               ("F1", "fact_f1")),
-                      "sql": (("EX", "execution_accuracy"),)}
-"""Table 2's downstream columns per task: (column, metric name)."""
-
-
-def run_label(run: RunRecord) -> tuple[str, str]:
-    """(retriever [→ generator], variant): the row of a run in the leaderboard."""
-    return run.config.label, run.config.view.label
-
-
-def _no_retrieval(run: RunRecord) -> bool:
-    """Runs whose generator did not read the retrieved tables (no-context, oracle): their
-    retrieval numbers say nothing about their answers, so the row leaves them out."""
-    generation = run.config.generation
-    return run.config.retriever in ("no-context", "imported:none") or (
-        generation is not None and generation.context != "retrieved")
-
-
-def latest_complete(runs: Sequence[RunRecord]) -> list[RunRecord]:
-    """The newest complete run of each (dataset, retriever, generator, view, top_k)."""
-    chosen: dict[tuple[str, str, str, int], RunRecord] = {}
-    for run in runs:
-        if run.status != "complete":
-            continue
-        key = (run.config.dataset, run.config.label, run.config.view.key, run.config.top_k)
-        if key not in chosen or run.created_at > chosen[key].created_at:
-            chosen[key] = run
-    return sorted(chosen.values(), key=lambda r: (r.config.dataset, *run_label(r)))
+Significance = Callable[[Sequence[RunRecord]], dict[str, VsBest]]
+"""significance(leaderboard runs) -> run_id -> VsBest; pages pass a cached one."""
 
 
 @dataclass(frozen=True)
-class Leaderboard:
-    table: pd.DataFrame
-    """Index (retriever, variant); columns MultiIndex (dataset, metric)."""
-    best: pd.DataFrame
-    """Same shape: True where the cell is the best of its column."""
-    runs: dict[tuple[str, str, str], str]
-    """(dataset, retriever, variant) -> run_id, for links."""
+class OverviewFilters:
+    """What the filters offer: the tasks with complete runs, and the datasets of each."""
+
+    tasks: list[str]
+    datasets_by_task: dict[str, list[str]]
+
+    def datasets(self, tasks: Sequence[str]) -> list[str]:
+        return sorted({d for t in tasks for d in self.datasets_by_task.get(t, [])})
 
 
-def _recall_name(run: RunRecord) -> str:
-    cutoff = min(PAPER_CUTOFF.get(run.task, 10), run.config.top_k)
-    return f"R@{cutoff}"
+@dataclass(frozen=True)
+class LeaderboardView:
+    board: Leaderboard
+    shown: pd.DataFrame
+    """Text cells, a "vs best" column after each tested recall column."""
+    bold: pd.DataFrame
+    """Same shape as `shown`: True where the cell is the best of its column."""
+
+    @property
+    def empty(self) -> bool:
+        return self.board.table.empty
 
 
-def _rows(runs: Sequence[RunRecord]) -> dict[str, tuple[str, str]]:
-    """Each run's row: its run_label, with "· k=K" added to the variant when runs of one
-    dataset differ only in top-k, so that neither overwrites the other."""
-    ks: dict[tuple[str, str, str], set[int]] = {}
+def complete_runs(store: RunStore) -> list[RunRecord]:
+    return [r for r in store.list_runs() if r.status == "complete"]
+
+
+def overview_filters(runs: Sequence[RunRecord]) -> OverviewFilters:
+    by_task: dict[str, set[str]] = {}
     for run in runs:
-        ks.setdefault((run.config.dataset, *run_label(run)), set()).add(run.config.top_k)
-    rows = {}
-    for run in runs:
-        label, variant = run_label(run)
-        if len(ks[(run.config.dataset, label, variant)]) > 1:
-            variant = f"{variant} · k={run.config.top_k}"
-        rows[run.run_id] = (label, variant)
-    return rows
+        by_task.setdefault(run.task, set()).add(run.config.dataset)
+    return OverviewFilters(sorted(by_task), {t: sorted(d) for t, d in by_task.items()})
 
 
-def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
-    """Table 2 from the newest complete run of each configuration."""
-    cells: dict[tuple[str, str], dict[tuple[str, str], float]] = {}
-    links: dict[tuple[str, str, str], str] = {}
-    latest = latest_complete(runs)
-    rows = _rows(latest)
-    for run in latest:
-        name = _recall_name(run)
-        recall = run.metrics.get(f"recall@{name[2:]}")
-        row = cells.setdefault(rows[run.run_id], {})
-        if recall is not None and not _no_retrieval(run):
-            row[(run.config.dataset, name)] = recall
-        if "retrieval_ms_mean" in run.metrics and not _no_retrieval(run):
-            row[(run.config.dataset, "ms")] = run.metrics["retrieval_ms_mean"]
-        for column, metric in DOWNSTREAM_COLUMNS.get(run.task, ()):
-            if run.config.generation is not None and metric in run.metrics:
-                row[(run.config.dataset, column)] = run.metrics[metric]
-        links[(run.config.dataset, *rows[run.run_id])] = run.run_id
-    if not cells:
-        empty = pd.DataFrame()
-        return Leaderboard(empty, empty, links)
-    table = pd.DataFrame.from_dict(cells, orient="index")
-    table.index = pd.MultiIndex.from_tuples(table.index, names=["retriever", "variant"])
-    table.columns = pd.MultiIndex.from_tuples(table.columns, names=["dataset", "metric"])
-    order = ["R@1", "R@3", "R@5", "R@10", "ms", "SB", "P", "R", "F1", "EX"]
-    table = table[sorted(table.columns, key=lambda c: (c[0], order.index(c[1])
-                                                       if c[1] in order else 99, c[1]))]
-    best = pd.DataFrame(False, index=table.index, columns=table.columns)
-    for column in table.columns:
-        values = table[column]
-        if values.notna().any():
-            target = values.min() if column[1] == "ms" else values.max()
-            best[column] = values == target
-    return Leaderboard(table, best, links)
+def select_runs(runs: Sequence[RunRecord], datasets: Sequence[str], tasks: Sequence[str]
+                ) -> list[RunRecord]:
+    return [r for r in runs if r.config.dataset in datasets and r.task in tasks]
 
 
 def display_table(board: Leaderboard) -> pd.DataFrame:
@@ -133,27 +74,44 @@ def display_table(board: Leaderboard) -> pd.DataFrame:
     return board.table.apply(fmt)
 
 
-def distinct_retrievals(runs: Sequence[RunRecord]) -> list[RunRecord]:
-    """One run per retrieval configuration (retriever, view, k): runs that add a
-    generator to the same retrieval have the same recall, so one curve is enough."""
-    chosen: dict[tuple[str, str, int], RunRecord] = {}
-    for run in sorted(runs, key=lambda r: (r.config.generation is not None, -r.created_at)):
-        if _no_retrieval(run):
-            continue
-        chosen.setdefault((run.config.retriever, run.config.view.key, run.config.top_k), run)
-    return list(chosen.values())
+def leaderboard_significance_ids(runs: Sequence[RunRecord]) -> tuple[str, ...]:
+    """The run ids the leaderboard's tests depend on (a cache key: complete runs never
+    change)."""
+    return tuple(sorted(r.run_id for r in latest_complete(runs)))
 
 
-def recall_curves(store: RunStore, runs: Sequence[RunRecord], max_k: int | None = None
-                  ) -> pd.DataFrame:
-    """Long frame (run_id, label, k, recall) with macro recall@k for k = 1..max_k."""
-    rows = []
-    for run in runs:
-        k_max = min(max_k or run.config.top_k, run.config.top_k)
-        outcomes = [r.outcome() for r in store.iter_results(run.run_id)]
-        if not outcomes:
+def leaderboard_view(store: RunStore, runs: Sequence[RunRecord],
+                     significance: Significance | None = None) -> LeaderboardView:
+    """The leaderboard of `runs` with a "vs best" column after each recall column that
+    has a test, and the bold mask widened to match."""
+    board = leaderboard(runs)
+    shown, bold = display_table(board), board.best.copy()
+    if board.table.empty:
+        return LeaderboardView(board, shown, bold)
+    tested = (significance or (lambda rs: significant_vs_best(store, rs)))(
+        latest_complete(runs))
+    for dataset, metric in [c for c in board.table.columns if c[1].startswith("R@")]:
+        cells = [tested[rid].marker if (rid := board.runs.get((dataset, *row))) in tested
+                 else "–" for row in board.table.index]
+        if all(c == "–" for c in cells):
             continue
-        label = f"{run.config.retriever} · {run.config.view.label}"
-        for k, value in enumerate(recall_curve(outcomes, k_max), start=1):
-            rows.append({"run_id": run.run_id, "label": label, "k": k, "recall": value})
-    return pd.DataFrame(rows, columns=["run_id", "label", "k", "recall"])
+        column = (dataset, f"{metric} vs best")
+        at = list(shown.columns).index((dataset, metric)) + 1
+        shown.insert(at, column, cells)
+        bold.insert(at, column, False)
+    return LeaderboardView(board, shown, bold)
+
+
+@dataclass(frozen=True)
+class CurvesView:
+    figure: go.Figure
+    paper_cutoff: int
+    """The k at which TARGET's Table 2 reports this dataset's task."""
+
+
+def curves_view(store: RunStore, runs: Sequence[RunRecord], dataset: str) -> CurvesView:
+    """Recall@k curves of the newest complete run of each retrieval on `dataset`."""
+    latest = [r for r in latest_complete(runs) if r.config.dataset == dataset]
+    curves = recall_curves(store, distinct_retrievals(latest))
+    cutoff = task_rules(latest[0].task).table2_cutoff if latest else 10
+    return CurvesView(recall_at_k_curves(curves), cutoff)

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from target_core.engine.store import QueryResult, RunRecord, RunStore
+from target_core.metrics.tasks import task_rules
 from target_core.serialize import cell_text
 from target_core.textproc import tokenize
 from target_core.types import Query, Table, TableLookup, table_ref
@@ -28,7 +29,8 @@ class QueryOutcomeView:
     result: QueryResult
     ranked: pd.DataFrame
     gold: pd.DataFrame
-    hit: bool
+    found: bool
+    """Every gold table within the run's k (metrics.tasks.FAILURE_RULE)."""
     previous_failed: str | None
     next_failed: str | None
     n_failed: int
@@ -61,55 +63,52 @@ def gold_frame(dataset: TableLookup, result: QueryResult, top_k: int) -> pd.Data
     return pd.DataFrame(rows, columns=["table", "title", "rank", "found", "where"])
 
 
-ANSWER_METRIC = {"fact": "fact_correct", "sql": "execution_match"}
-"""The per-query metric that says an answer is right (QA has no right/wrong, only BLEU)."""
-
-
 @dataclass(frozen=True)
 class QueryFlags:
-    """Per query of a run: gold found within k; answer right (None: no such notion)."""
+    """Per query of a run: retrieval found every gold table within k; answer right
+    (None: the run has no generator, or its task no right/wrong)."""
 
+    k: int
     found: dict[str, bool]
     right: dict[str, bool] | None
 
 
-def query_flags(store: RunStore, run: RunRecord) -> QueryFlags:
-    """For the Query page's filters: which queries retrieval missed, which answers are
-    wrong (runs with a generator on fact or text-to-SQL datasets)."""
-    metrics = store.query_metrics(run.run_id)
-    found = {q: not _failed(m, run.config.top_k) for q, m in metrics}
-    name = ANSWER_METRIC.get(run.task)
+def query_flags(store: RunStore, run: RunRecord, k: int | None = None) -> QueryFlags:
+    """For the Query page's filters: which queries failed retrieval at k (default: the
+    run's top_k; metrics.tasks.FAILURE_RULE), which answers are wrong."""
+    k = run.config.top_k if k is None else k
+    scores = store.query_scores(run.run_id)
+    found = {s.query_id: not s.failed_at(k) for s in scores}
+    name = task_rules(run.task).right_metric
     if name is None or run.config.generation is None:
-        return QueryFlags(found, None)
-    return QueryFlags(found, {q: bool(m.get(name, 0)) for q, m in metrics})
+        return QueryFlags(k, found, None)
+    return QueryFlags(k, found, {s.query_id: bool(s.metrics.get(name, 0)) for s in scores})
 
 
-def _failed(metrics: dict[str, float], top_k: int) -> bool:
-    return metrics.get(f"hit@{top_k}", 0.0) == 0.0
+def failed_query_ids(store: RunStore, run: RunRecord, k: int | None = None) -> list[str]:
+    """Queries that failed retrieval at k (default: the run's top_k), in query order."""
+    flags = query_flags(store, run, k)
+    return [q for q, found in flags.found.items() if not found]
 
 
-def failed_query_ids(store: RunStore, run: RunRecord) -> list[str]:
-    """Queries whose gold was not retrieved within the run's k, in query order."""
-    return [query_id for query_id, metrics in store.query_metrics(run.run_id)
-            if _failed(metrics, run.config.top_k)]
-
-
-def outcome_view(store: RunStore, dataset: TableLookup, run_id: str, query_id: str
-                 ) -> QueryOutcomeView:
+def outcome_view(store: RunStore, dataset: TableLookup, run_id: str, query_id: str,
+                 shown: list[str] | None = None) -> QueryOutcomeView:
+    """One query of a run; previous/next step through the failed queries, or through
+    `shown` (the queries a page's filter keeps, in query order) when given."""
     run = store.get_run(run_id)
     result = store.get_result(run_id, query_id)
     query = dataset.query(query_id)
-    summary = store.query_metrics(run_id)
-    here = next(i for i, (q, _) in enumerate(summary) if q == query_id)
-    failed = [(i, q) for i, (q, m) in enumerate(summary) if _failed(m, run.config.top_k)]
-    before = [q for i, q in failed if i < here]
-    after = [q for i, q in failed if i > here]
+    steps = failed_query_ids(store, run) if shown is None else shown
+    order = {q: i for i, q in enumerate(q.query_id for q in store.query_scores(run_id))}
+    here = order[query_id]
+    before = [q for q in steps if order[q] < here]
+    after = [q for q in steps if order[q] > here]
     return QueryOutcomeView(
         run=run, query=query, result=result, ranked=ranked_frame(dataset, result),
         gold=gold_frame(dataset, result, run.config.top_k),
-        hit=not _failed(result.metrics, run.config.top_k),
+        found=not result.failed_at(run.config.top_k),
         previous_failed=before[-1] if before else None,
-        next_failed=after[0] if after else None, n_failed=len(failed))
+        next_failed=after[0] if after else None, n_failed=len(steps))
 
 
 def term_cells(table: Table, terms: set[str], limit: int | None = None

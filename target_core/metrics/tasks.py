@@ -1,0 +1,89 @@
+"""What each task is judged by, and when a query failed: the one home of these rules.
+
+Every page, the CLI and the analyses ask here: which run-level metric is a task's
+headline for its answers, which per-query metric says an answer is right, which columns
+and cutoffs TARGET's Table 2 shows for it, and whether a query's retrieval failed at k.
+
+Retrieval failure at k (TARGET's recall: every gold table counts): a query fails at k
+when some gold table is not among the first k retrieved tables. A query with several gold
+tables that found some of them within k has failed too (recall@k < 1); `hit@k` (any gold
+table within k) stays a metric of its own, but never decides what failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from target_core.errors import UnknownNameError
+from target_core.types import TableKey
+
+__all__ = ["FAILURE_RULE", "TASKS", "TaskRules", "failed_at", "last_gold_rank",
+           "missing_gold", "task_rules"]
+
+FAILURE_RULE = ("a query fails at k when some gold table is not among the first k "
+                "retrieved (TARGET's recall: with several gold tables, finding only some "
+                "of them is a failure)")
+"""The failure definition in words, for pages and help texts."""
+
+
+@dataclass(frozen=True)
+class TaskRules:
+    """How runs of one task are judged."""
+
+    task: str
+    answer_metric: str | None
+    """Run-level headline of the generated answers (None: the task has no answers)."""
+    answer_label: str
+    """Short name of answer_metric for tables and axes."""
+    right_metric: str | None
+    """Per-query metric that is 1 when the answer is right (None: graded only, as QA)."""
+    score_metric: str | None
+    """Per-query downstream score (BLEU for QA; the right/wrong metric otherwise)."""
+    table2_cutoff: int
+    """The recall cutoff TARGET's Table 2 reports for the task."""
+    table2_answers: tuple[tuple[str, str], ...]
+    """Table 2's downstream columns: (column, run-level metric)."""
+
+
+TASKS: dict[str, TaskRules] = {r.task: r for r in (
+    TaskRules("qa", "sacrebleu", "sacreBLEU", None, "sentence_bleu", 10,
+              (("SB", "sacrebleu"),)),
+    TaskRules("fact", "fact_f1", "F1", "fact_correct", "fact_correct", 10,
+              (("P", "fact_precision"), ("R", "fact_recall"), ("F1", "fact_f1"))),
+    TaskRules("sql", "execution_accuracy", "EX", "execution_match", "execution_match", 1,
+              (("EX", "execution_accuracy"),)),
+    TaskRules("retrieval", None, "", None, None, 10, ()),
+)}
+
+
+def task_rules(task: str) -> TaskRules:
+    """The rules of `task`; an unknown task raises UnknownNameError."""
+    if task not in TASKS:
+        raise UnknownNameError("task", task, TASKS)
+    return TASKS[task]
+
+
+def last_gold_rank(gold_ranks: Mapping[TableKey, int | None]) -> int | None:
+    """The rank by which every gold table has been retrieved: the worst gold rank.
+
+    None when some gold table was never ranked; 0 when there is no gold table (nothing
+    to find). RunStore.query_scores computes the same in SQL.
+    """
+    ranks = list(gold_ranks.values())
+    if not ranks:
+        return 0
+    if any(r is None for r in ranks):
+        return None
+    return max(r for r in ranks if r is not None)
+
+
+def failed_at(last_rank: int | None, k: int) -> bool:
+    """Whether a query whose last gold table came at `last_rank` failed at k."""
+    return last_rank is None or last_rank > k
+
+
+def missing_gold(gold: list[TableKey], gold_ranks: Mapping[TableKey, int | None], k: int
+                 ) -> list[TableKey]:
+    """The gold tables not within the first k, in gold order."""
+    return [g for g in gold if (rank := gold_ranks.get(g)) is None or rank > k]

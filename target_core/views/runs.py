@@ -1,0 +1,35 @@
+"""The runs list that the Run page and `runs` show: one row per run with its headline
+numbers (recall at the run's k capped at 10, MRR, retrieval p50, the task's answer
+metric from metrics.tasks)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from target_core.engine.store import RunRecord
+from target_core.metrics.tasks import task_rules
+
+RUN_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "queries",
+               "recall@k", "mrr", "ms p50", "answers")
+
+
+def recall_name(run: RunRecord) -> str:
+    """The recall metric a runs list shows for `run`: recall@min(10, top_k)."""
+    return f"recall@{min(10, run.config.top_k)}"
+
+
+def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
+    """One row per run, newest first as given; numbers are floats (NaN: not measured)."""
+    rows = [{"run_id": r.run_id, "dataset": r.config.dataset, "pipeline": r.config.label,
+             "view": r.config.view.label, "k": r.config.top_k, "status": r.status,
+             "queries": f"{r.n_done}/{r.n_queries}",
+             "recall@k": r.metrics.get(recall_name(r)), "mrr": r.metrics.get("mrr"),
+             "ms p50": r.metrics.get("retrieval_ms_p50"),
+             "answers": r.metrics.get(task_rules(r.task).answer_metric or "")}
+            for r in runs]
+    frame = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+    for column in ("recall@k", "mrr", "ms p50", "answers"):
+        frame[column] = frame[column].astype("float64")
+    return frame
