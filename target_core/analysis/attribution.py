@@ -18,13 +18,13 @@ from typing import Any
 
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
-from target_core.metrics.tasks import task_rules
+from target_core.metrics.tasks import QA_BLEU_THRESHOLD, answer_right, right_rule, task_rules
 from target_core.types import GenerationConfig
 
 __all__ = ["Attribution", "AttributionError", "OracleSplit", "RankBin", "RankQuality",
            "attribution", "find_oracle_run", "rank_quality"]
 
-DEFAULT_BLEU_THRESHOLD = 20.0
+DEFAULT_BLEU_THRESHOLD = QA_BLEU_THRESHOLD
 """QA answers with sentence BLEU >= this (0-100) count as right."""
 RANK_BINS: tuple[tuple[str, int | None, int | None], ...] = (
     ("1", 1, 1), ("2", 2, 2), ("3-5", 3, 5), ("6-10", 6, 10), ("not retrieved", None, None))
@@ -137,11 +137,10 @@ def _scores(run: RunRecord, results: list[QueryResult]) -> tuple[str, dict[str, 
 
 def _correct(run: RunRecord, results: list[QueryResult], bleu_threshold: float
              ) -> tuple[str, dict[str, bool]]:
-    metric, scores = _scores(run, results)
-    if run.task == "qa":
-        return (f"{metric} >= {bleu_threshold:g}",
-                {q: s >= bleu_threshold for q, s in scores.items()})
-    return f"{metric} = 1", {q: s > 0 for q, s in scores.items()}
+    _scores(run, results)  # every query has a score, or a clear error
+    return (right_rule(run.task, bleu_threshold),
+            {r.query_id: bool(answer_right(run.task, r.metrics, bleu_threshold=bleu_threshold))
+             for r in results})
 
 
 def _oracle_problem(run: RunRecord, generator: str, oracle: RunRecord) -> str | None:

@@ -23,7 +23,7 @@ from target_core.datasets import load_dataset
 from target_core.engine.runner import package_versions, run_metrics
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import DatasetError, TargetError
-from target_core.generators.base import GENERATION_TASKS, Context, Generation
+from target_core.generators.base import Context, Generation
 from target_core.metrics.retrieval import (
     QueryOutcome,
     aggregate_retrieval,
@@ -31,6 +31,7 @@ from target_core.metrics.retrieval import (
     gold_ranks,
     per_query_metrics,
 )
+from target_core.metrics.tasks import ANSWER_TASKS
 from target_core.types import Dataset, GenerationConfig, RunConfig, TableKey
 
 
@@ -135,7 +136,7 @@ def import_target_results(path: str, *, settings: Settings, dataset: str | None 
     top_k = max([1] + [len(keys) for keys in ranked_of.values()])
     generation = None
     if answers is not None:
-        if data.task not in GENERATION_TASKS:
+        if data.task not in ANSWER_TASKS:
             raise TargetError(f"dataset '{data.name}' has task '{data.task}': downstream "
                               "results need a qa, fact or sql dataset")
         generation = GenerationConfig(generator=f"imported:{name}")

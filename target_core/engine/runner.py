@@ -26,7 +26,6 @@ from target_core.engine.generation import DownstreamStep
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import ConfigError, TargetError
 from target_core.generators import Generator, build_generator
-from target_core.generators.base import GENERATION_TASKS
 from target_core.metrics.retrieval import (
     QueryOutcome,
     aggregate_retrieval,
@@ -34,10 +33,11 @@ from target_core.metrics.retrieval import (
     gold_ranks,
     per_query_metrics,
 )
+from target_core.metrics.tasks import ANSWER_TASKS
 from target_core.progress import Progress, no_progress
 from target_core.retrievers import build_retriever
 from target_core.retrievers.base import Retriever, rank_in
-from target_core.serialize import table_text, texts_fingerprint
+from target_core.serialize import texts_fingerprint
 from target_core.tokens import get_counter
 from target_core.types import Dataset, Query, RunConfig, TableKey
 
@@ -109,7 +109,7 @@ def _generator_for(config: RunConfig, dataset: Dataset, settings: Settings
                    ) -> Generator | None:
     if config.generation is None:
         return None
-    if dataset.task not in GENERATION_TASKS:
+    if dataset.task not in ANSWER_TASKS:
         raise ConfigError(f"dataset '{dataset.name}' has task '{dataset.task}': generation "
                           "needs a qa, fact or sql dataset")
     return build_generator(config.generation.generator, settings)
@@ -142,20 +142,11 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
     return RunResult(store.get_run(run.run_id), resumed, n_new)
 
 
-def _index_texts(retriever: Retriever, dataset: Dataset, config: RunConfig,
-                 progress: Progress) -> list[str]:
-    """The text indexed per table: the view's serialization, or, for retrievers that
-    write their own (LLM table summaries), theirs."""
-    prepare = getattr(retriever, "prepare_texts", None)
-    if prepare is not None:
-        return list(prepare(dataset.tables, config.view, progress=progress))
-    return [table_text(t, config.view) for t in dataset.tables]
-
-
 def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
              generator: Generator | None, queries: list[Query], store: RunStore,
              run: RunRecord, progress: Progress, batch_size: int, settings: Settings) -> int:
-    texts = _index_texts(retriever, dataset, config, progress)
+    # the view's serialization, or the retriever's own texts (LLM table summaries)
+    texts = retriever.prepare_texts(dataset.tables, config.view, progress=progress)
     fingerprint = texts_fingerprint(texts)
     info = retriever.index(texts, corpus_key=fingerprint, progress=progress)
     details = dict(info.details)

@@ -18,8 +18,6 @@ from typing import Any, Protocol, runtime_checkable
 from target_core.types import CONTEXT_MODES as CONTEXT_MODES
 from target_core.types import Table, TableKey
 
-GENERATION_TASKS: tuple[str, ...] = ("qa", "fact", "sql")
-
 
 @dataclass(frozen=True)
 class Column:

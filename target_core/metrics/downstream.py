@@ -33,14 +33,14 @@ import numpy as np
 
 from target_core.metrics.answers import answer_text, corpus_bleu, rouge_l, sentence_bleu
 from target_core.metrics.facts import fact_correct, fact_scores, gold_label, map_prediction
+from target_core.metrics.tasks import ANSWER_TASKS
 
 __all__ = [
-    "DIFFICULTY_ORDER", "DOWNSTREAM_TASKS", "SQL_FLAGS", "SQL_METRICS", "TASK_METRICS",
+    "DIFFICULTY_ORDER", "SQL_FLAGS", "SQL_METRICS", "TASK_METRICS",
     "DownstreamOutcome", "aggregate_downstream", "difficulty_order", "generation_summary",
     "per_query_downstream",
 ]
 
-DOWNSTREAM_TASKS: tuple[str, ...] = ("qa", "fact", "sql")
 
 SQL_FLAGS: tuple[str, ...] = (
     "execution_match", "execution_match_strict", "alt_interpretation", "exact_set_match")
@@ -99,7 +99,7 @@ class DownstreamOutcome:
         def fail(message: str) -> ValueError:
             return ValueError(f"query {self.query_id!r}: {message}")
 
-        if self.task not in DOWNSTREAM_TASKS:
+        if self.task not in ANSWER_TASKS:
             raise fail(f"unknown downstream task {self.task!r}")
         if not isinstance(self.prediction, str):
             raise fail(f"prediction must be a string, got {type(self.prediction).__name__}")
@@ -248,6 +248,6 @@ def _sql_flags(outcome: DownstreamOutcome) -> dict[str, bool]:
 
 
 def _check_task(task: str) -> None:
-    if task not in DOWNSTREAM_TASKS:
+    if task not in ANSWER_TASKS:
         raise ValueError(f"unknown downstream task {task!r}; expected one of "
-                         f"{', '.join(DOWNSTREAM_TASKS)}")
+                         f"{', '.join(ANSWER_TASKS)}")

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from target_core.errors import UnknownNameError
 from target_core.types import TableKey
 
-__all__ = ["FAILURE_RULE", "TASKS", "TaskRules", "failed_at", "last_gold_rank",
+__all__ = ["ANSWER_TASKS", "FAILURE_RULE", "QA_BLEU_THRESHOLD", "RULES", "TaskRules",
+           "answer_right", "right_rule", "failed_at", "last_gold_rank",
            "missing_gold", "task_rules"]
 
 FAILURE_RULE = ("a query fails at k when some gold table is not among the first k "
@@ -46,7 +47,7 @@ class TaskRules:
     """Table 2's downstream columns: (column, run-level metric)."""
 
 
-TASKS: dict[str, TaskRules] = {r.task: r for r in (
+RULES: dict[str, TaskRules] = {r.task: r for r in (
     TaskRules("qa", "sacrebleu", "sacreBLEU", None, "sentence_bleu", 10,
               (("SB", "sacrebleu"),)),
     TaskRules("fact", "fact_f1", "F1", "fact_correct", "fact_correct", 10,
@@ -57,11 +58,45 @@ TASKS: dict[str, TaskRules] = {r.task: r for r in (
 )}
 
 
+ANSWER_TASKS: tuple[str, ...] = tuple(t for t, r in RULES.items() if r.answer_metric)
+"""The tasks whose queries a generator answers (and metrics then score)."""
+
+
 def task_rules(task: str) -> TaskRules:
     """The rules of `task`; an unknown task raises UnknownNameError."""
-    if task not in TASKS:
-        raise UnknownNameError("task", task, TASKS)
-    return TASKS[task]
+    if task not in RULES:
+        raise UnknownNameError("task", task, RULES)
+    return RULES[task]
+
+
+QA_BLEU_THRESHOLD = 20.0
+"""A QA answer counts as right when its sentence BLEU (0-100) reaches this, where a
+right/wrong split is needed (attribution); QA has no right/wrong of its own."""
+
+
+def answer_right(task: str, metrics: Mapping[str, float], *,
+                 bleu_threshold: float | None = None) -> bool | None:
+    """Whether a query's answer is right: the task's right/wrong metric is 1 (fact,
+    text-to-SQL); for QA, sentence BLEU >= bleu_threshold when one is given. None: no
+    such notion, or the query has no score."""
+    rules = task_rules(task)
+    if rules.right_metric is not None:
+        value = metrics.get(rules.right_metric)
+        return None if value is None else value > 0
+    if rules.score_metric is not None and bleu_threshold is not None:
+        value = metrics.get(rules.score_metric)
+        return None if value is None else value >= bleu_threshold
+    return None
+
+
+def right_rule(task: str, bleu_threshold: float | None = None) -> str:
+    """`answer_right`'s rule for `task` in words, e.g. "execution_match = 1"."""
+    rules = task_rules(task)
+    if rules.right_metric is not None:
+        return f"{rules.right_metric} = 1"
+    if rules.score_metric is not None and bleu_threshold is not None:
+        return f"{rules.score_metric} >= {bleu_threshold:g}"
+    return "no right/wrong"
 
 
 def last_gold_rank(gold_ranks: Mapping[TableKey, int | None]) -> int | None:

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from target_core.engine.store import QueryResult, RunRecord, RunStore
-from target_core.metrics.tasks import task_rules
+from target_core.metrics.tasks import answer_right, task_rules
 from target_core.serialize import cell_text
 from target_core.textproc import tokenize
 from target_core.types import Query, Table, TableLookup, table_ref
@@ -79,10 +79,10 @@ def query_flags(store: RunStore, run: RunRecord, k: int | None = None) -> QueryF
     k = run.config.top_k if k is None else k
     scores = store.query_scores(run.run_id)
     found = {s.query_id: not s.failed_at(k) for s in scores}
-    name = task_rules(run.task).right_metric
-    if name is None or run.config.generation is None:
+    if task_rules(run.task).right_metric is None or run.config.generation is None:
         return QueryFlags(k, found, None)
-    return QueryFlags(k, found, {s.query_id: bool(s.metrics.get(name, 0)) for s in scores})
+    return QueryFlags(k, found, {s.query_id: bool(answer_right(run.task, s.metrics))
+                                 for s in scores})
 
 
 def failed_query_ids(store: RunStore, run: RunRecord, k: int | None = None) -> list[str]:
