@@ -322,7 +322,8 @@ class _Judge:
                     ) -> SqlResult | None:
         """The generated SQL's result: the stored one when it failed (that is what the run
         saw), else a fresh run; None when it was never run."""
-        if record.get("error") or not answer.strip() or chosen not in self.dataset.databases:
+        if (record.get("error") or not answer.strip() or chosen is None
+                or chosen not in self.dataset.databases):
             return None
         stored = (record.get("sql") or {}).get("pred")
         if stored and (stored.get("error") or stored.get("error_class")):

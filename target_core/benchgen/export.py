@@ -69,9 +69,9 @@ def alternatives(pair: Pair, template: Template | None) -> list[dict[str, str]]:
             found.append({"kind": "time", "description": reading.expression,
                           "sql": render_sql(template.sql, template, item.bindings, reading)})
     unique: dict[str, dict[str, str]] = {}
-    for alt in found:
-        if " ".join(alt["sql"].split()) != " ".join(item.sql.split()):
-            unique.setdefault(alt["sql"], alt)
+    for option in found:
+        if " ".join(option["sql"].split()) != " ".join(item.sql.split()):
+            unique.setdefault(option["sql"], option)
     return list(unique.values())
 
 

@@ -157,13 +157,16 @@ def _reference_date(template: Template, db: _Database, override: date | None) ->
         return None
     if override is not None or template.reference_date is not None:
         return override or template.reference_date
-    latest = db.max_date(time.column)
+    column, field = time.column, f"placeholders.{time.name}.column"
+    if column is None:  # parse_template requires one; a Template built in code may not
+        raise template.error("a time placeholder needs a column", field)
+    latest = db.max_date(column)
     try:
         return date.fromisoformat(str(latest)) + timedelta(days=1)
     except ValueError:
-        raise template.error(f"cannot derive a reference date: {time.column.table}."
-                             f"{time.column.column} holds no ISO dates (latest: {latest!r}); "
-                             "set reference_date", f"placeholders.{time.name}.column") from None
+        raise template.error(f"cannot derive a reference date: {column.table}."
+                             f"{column.column} holds no ISO dates (latest: {latest!r}); "
+                             "set reference_date", field) from None
 
 
 def _draw_value(p: Placeholder, ref: ColumnRef, db: _Database, rng: random.Random,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from target_core.errors import TargetError
 
@@ -49,7 +49,7 @@ Fail = Callable[[str, str], TemplateError]
 already knows the file and the template."""
 
 
-def is_text(value: Any) -> bool:
+def is_text(value: Any) -> TypeGuard[str]:
     """A non-blank string."""
     return isinstance(value, str) and bool(value.strip())
 

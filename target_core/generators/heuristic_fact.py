@@ -78,9 +78,12 @@ def _count(statement: str, table: Table) -> tuple[str, str] | None:
     low = statement.lower()
     spelled = re.search(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", low)
     times = re.search(r"\b(\d+) times\b", low)
-    if not (spelled or times):
+    if spelled:
+        claimed = NUMBER_WORDS[spelled.group(1)]
+    elif times:
+        claimed = int(times.group(1))
+    else:
         return None
-    claimed = NUMBER_WORDS[spelled.group(1)] if spelled else int(times.group(1))
     rows: list[Sequence[Cell]] = list(table.rows)
     entity = _entity(low, table)
     if entity is not None:

@@ -33,6 +33,7 @@ facts and SQLite spelling are in `sql_schema`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -222,7 +223,7 @@ class _Writer:
                         and matches(most.group(2), column_words(t.name)[-1])), None)
         if most and counted is None and matches(most.group(2), column_words(subject)[-1]):
             counted = table
-        if counted is not None and re.match(r"\s*(which|what|who)\b", low):
+        if most and counted is not None and re.match(r"\s*(which|what|who)\b", low):
             return self._most(subject, counted, used, most.group(1) == "most")
         group = self._group(table, used)
         if re.search(r"\b(how many|count|number of|headcount)\b", low):
@@ -235,8 +236,8 @@ class _Writer:
                 return [*self._plain([group]), (*measure, fn + "({})")], group, None
         names = self._names(subject)
         desc, asc = _DESC.search(free), _ASC.search(free)
-        if desc or asc:
-            hit = desc if desc and (not asc or desc.start() <= asc.start()) else asc
+        hit = desc if desc and (not asc or desc.start() <= asc.start()) else asc
+        if hit:
             dated = hit.group(1) in ("latest", "newest", "most recent", "earliest", "oldest",
                                      "first")
             col = best_column([table], self.qwords, hit.start(), lambda c: (
@@ -255,7 +256,7 @@ class _Writer:
         return self._plain([*names, *(s for s in shown if s not in names)]), group, None
 
     @staticmethod
-    def _plain(items: list[Ref | None]) -> list[Item]:
+    def _plain(items: Sequence[Ref | None]) -> list[Item]:
         return [(t, c, "{}") for t, c in (i for i in items if i)]
 
     def _most(self, subject: str, counted: SchemaTable, used: set[Ref],

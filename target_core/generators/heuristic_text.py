@@ -113,9 +113,12 @@ def numeric_column(query: str, table: Table, word: str | None) -> int | None:
 def extreme_row(query: str, table: Table) -> int | None:
     """The row index a superlative in `query` points at, or None."""
     hit_max, hit_min = _MAX.search(query.lower()), _MIN.search(query.lower())
-    if not (hit_max or hit_min):
+    if hit_max and (not hit_min or hit_max.start() < hit_min.start()):
+        hit = hit_max
+    elif hit_min:
+        hit = hit_min
+    else:
         return None
-    hit = hit_max if hit_max and (not hit_min or hit_max.start() < hit_min.start()) else hit_min
     word = hit.group(1).split()[-1]
     column = numeric_column(query, table, word)
     if column is None:
