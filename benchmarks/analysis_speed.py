@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from benchmarks.page_render import size_arguments, synthetic_workspace
-from target_core.analysis.ablation import ablation_variants, load_ablation
+from target_core.views.ablations import ablation_variants, load_ablation
 from target_core.analysis.compare import compare_runs
 from target_core.analysis.failures import analyse_failures
 from target_core.config import PROJECT_ROOT

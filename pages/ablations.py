@@ -7,30 +7,30 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import _shared as ui
-from target_core.analysis.ablation import ablation_variants, load_ablation, run_ablation
+from pages._ui import resources, shell, url, widgets
+from pages._ui.text import plain
+from target_core.views.ablations import ablation_variants, load_ablation, run_ablation
 from target_core.analysis.failure_figures import ablation_bars
 from target_core.errors import TargetError
 from target_core.retrievers import EXAMPLE_SPECS
 
-ui.frame()
+shell.frame()
 st.title("Ablations")
-name = ui.pick_dataset()
-dataset = ui.dataset_or_stop(name)
+name = widgets.pick_dataset()
+dataset = widgets.dataset_or_stop(name)
 
-params = st.query_params
 specs = list(EXAMPLE_SPECS)
-wanted = params.get("retriever", "bm25")
+wanted = url.read("retriever", "bm25")
 if wanted not in specs:
     specs.append(wanted)
 cols = st.columns([2, 1, 1])
 retriever = cols[0].selectbox("Retriever", specs, index=specs.index(wanted),
                               accept_new_options=True, key="ablation-retriever",
                               help="Any retriever spec, e.g. bm25 or dense:minilm.")
-top_k = int(cols[1].number_input("Top-k", 1, 100, int(params.get("top_k", 10)),
+top_k = int(cols[1].number_input("Top-k", 1, 100, int(url.read("top_k", "10")),
                                  key="ablation-top-k"))
 limit = int(cols[2].number_input("Queries (0 = all)", 0, len(dataset.queries),
-                                 min(int(params.get("limit", 0)), len(dataset.queries)),
+                                 min(int(url.read("limit", "0")), len(dataset.queries)),
                                  key="ablation-limit",
                                  help="A seeded sample of this many queries."))
 ROWS = {"all rows": None, "first 100 rows": 100, "first 10 rows": 10, "header only": 0}
@@ -42,7 +42,7 @@ rows_chosen = cols[0].multiselect("Rows", list(ROWS), ["all rows", "first 100 ro
 formats = cols[1].multiselect("Formats", ["markdown", "csv", "json"],
                               ["markdown", "csv", "json"], key="ablation-formats",
                               help="Each with the title and the first rows setting.")
-params.update({"retriever": retriever, "top_k": str(top_k), "limit": str(limit)})
+url.write(retriever=retriever, top_k=top_k, limit=limit)
 if not rows_chosen or not retriever:
     st.info("Pick a retriever and at least one rows setting.")
     st.stop()
@@ -50,7 +50,7 @@ if not rows_chosen or not retriever:
 variants = ablation_variants([ROWS[r] for r in rows_chosen], formats or ["markdown"])
 options = {"top_k": top_k, "limit": limit or None, "variants": variants}
 try:
-    report = load_ablation(ui.store(), ui.settings(), dataset, retriever, **options)
+    report = load_ablation(resources.store(), resources.settings(), dataset, retriever, **options)
 except TargetError as exc:
     st.error(str(exc))
     st.stop()
@@ -69,7 +69,7 @@ if st.button(label, type="primary", disabled=not missing):
                        text=f"{what} {done:,}/{total:,}")
 
     try:
-        run_ablation(ui.store(), ui.settings(), dataset.name, retriever,
+        run_ablation(resources.store(), resources.settings(), dataset.name, retriever,
                               progress=progress, on_variant=on_variant, **options)
     except TargetError as exc:
         st.error(str(exc))
@@ -80,7 +80,7 @@ if ran := st.session_state.pop("ablation-ran", None):
     st.success(ran)
 
 if report.hits.empty:
-    st.info(f"No variant of {ui.plain(retriever)} on {ui.plain(dataset.name)} is stored yet "
+    st.info(f"No variant of {plain(retriever)} on {plain(dataset.name)} is stored yet "
             f"with these settings: run the ablation ({len(report.variants)} runs).")
     st.stop()
 
@@ -98,7 +98,8 @@ styled = (table.rename(columns={"ms": "ms / query"}).style
 st.table(styled)  # a static table: st.dataframe's canvas drops italics
 st.caption(f"{len(report.hits)} queries, the same for every variant. Italic rows are the "
            f"ones TARGET's Table 2 prints in italics (w/o title, header only). p vs base: "
-           f"paired McNemar test of hit@{report.k} against the first row, Holm-adjusted "
+           f"paired McNemar test of found at k = {report.k} (every gold table within k) "
+           f"against the first row, Holm-adjusted "
            f"over the variants.")
 st.plotly_chart(ablation_bars(report), width="stretch")
 st.download_button("Download the table (CSV)", table.to_csv(index=False).encode(),
@@ -117,10 +118,10 @@ for group, ids in groups.items():
         continue
     run = report.missed_by(group)
     with st.expander(f"{group}: {len(ids)} queries (links open the run that missed them)"):
-        rows = [{"open": ui.query_url(run.run_id, q),
+        rows = [{"open": url.query_url(run.run_id, q),
                  "query_id": q, "tag": report.tags.get(q, ""),
                  "query": dataset.query(q).query} for q in ids] if run else []
         st.dataframe(rows, hide_index=True, width="stretch",
-                     height=ui.grid_height(len(rows), 10), column_config={
+                     height=widgets.grid_height(len(rows), 10), column_config={
                          "open": st.column_config.LinkColumn("open", display_text="query"),
                          "query": st.column_config.TextColumn(width="large")})

@@ -10,7 +10,7 @@ which queries only one side finds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,15 +19,12 @@ import pandas as pd
 from target_core.analysis.stats import holm, mcnemar_exact
 from target_core.config import Settings
 from target_core.datasets import load_dataset
-from target_core.engine.runner import run_retrieval
-from target_core.engine.store import RunRecord, RunStore, config_key
-from target_core.errors import ConfigError
-from target_core.progress import Progress, no_progress
-from target_core.types import FORMATS, Dataset, RunConfig, TableView
+from target_core.engine.ablate import Variant, ablation_configs, ablation_variants, complete_runs
+from target_core.engine.store import RunRecord, RunStore
+from target_core.types import Dataset
 
-__all__ = ["AblationReport", "Variant", "ablation_variants", "load_ablation", "run_ablation"]
+__all__ = ["AblationReport", "VariantResult", "load_ablation"]
 
-DEFAULT_ROWS: tuple[int | None, ...] = (None, 100, 0)
 RECALL_KS = (1, 3, 5, 10)
 SENSITIVITY: dict[str, tuple[str, str]] = {
     "only with the title": ("all rows", "w/o title"),
@@ -39,45 +36,12 @@ SENSITIVITY: dict[str, tuple[str, str]] = {
 
 
 @dataclass(frozen=True)
-class Variant:
-    name: str
-    """As in Table 2: "all rows" for the base, "w/o title", "header only", ..."""
-    view: TableView
-
-
-def _rows_name(rows: int | None) -> str:
-    return "all rows" if rows is None else ("header only" if rows == 0 else
-                                            f"first {rows} rows")
-
-
-def ablation_variants(rows: Sequence[int | None] = DEFAULT_ROWS,
-                      formats: Sequence[str] = FORMATS) -> list[Variant]:
-    """Title × rows in markdown (the first is the base: title, all rows), then the other
-    formats with the title and all rows."""
-    if not rows:
-        raise ConfigError("an ablation needs at least one rows setting")
-    for fmt in formats:
-        if fmt not in FORMATS:
-            raise ConfigError(f"unknown format '{fmt}'; choose from {', '.join(FORMATS)}")
-    rows = list(dict.fromkeys(rows))
-    variants = []
-    for r in rows:
-        variants.append(Variant(_rows_name(r), TableView(rows=r)))
-        variants.append(Variant(f"w/o title, {_rows_name(r)}" if r is not None
-                                else "w/o title",
-                                TableView(title=False, section_title=False, rows=r)))
-    variants += [Variant(f"{fmt} format", TableView(rows=rows[0], format=fmt))
-                 for fmt in formats if fmt != "markdown"]
-    return variants
-
-
-@dataclass(frozen=True)
 class VariantResult:
     variant: Variant
     run: RunRecord | None
     """None: not run yet."""
     p_value: float | None = None
-    """Holm-adjusted McNemar p of hit@k against the base (None for the base)."""
+    """Holm-adjusted McNemar p of found-at-k against the base (None for the base)."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +51,8 @@ class AblationReport:
     k: int
     variants: list[VariantResult]
     hits: pd.DataFrame
-    """query_id × variant name: the run's hit@k (1.0: a gold table within k)."""
+    """query_id × variant name: 1.0 where the run found every gold table within k
+    (metrics.tasks.FAILURE_RULE), 0.0 where it failed."""
     tags: dict[str, str] = field(default_factory=dict)
     """query_id -> failure_mode, when the dataset's queries carry one."""
 
@@ -137,24 +102,6 @@ class AblationReport:
                 "italic_rows": self.italic_rows(), "sensitivity": self.sensitivity()}
 
 
-def _configs(dataset: str, retriever: str, variants: Sequence[Variant], *, top_k: int,
-             limit: int | None, seed: int) -> list[RunConfig]:
-    return [RunConfig(dataset=dataset, retriever=retriever, view=v.view, top_k=top_k,
-                      limit=limit, seed=seed) for v in variants]
-
-
-def _complete_runs(store: RunStore, configs: Sequence[RunConfig], fingerprint: str
-                   ) -> list[RunRecord | None]:
-    """The newest complete run of each configuration on this dataset version."""
-    wanted = {config_key(c, fingerprint): i for i, c in enumerate(configs)}
-    found: list[RunRecord | None] = [None] * len(configs)
-    for run in store.list_runs(dataset=configs[0].dataset, status="complete"):
-        i = wanted.get(run.config_key)
-        if i is not None and found[i] is None:
-            found[i] = run
-    return found
-
-
 def load_ablation(store: RunStore, settings: Settings, dataset: str | Dataset,
                   retriever: str, *,
                   top_k: int = 10, limit: int | None = None, seed: int = 0,
@@ -167,10 +114,10 @@ def load_ablation(store: RunStore, settings: Settings, dataset: str | Dataset,
     variants = list(variants or ablation_variants())
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, settings)
     name = data.name if isinstance(dataset, Dataset) else dataset
-    configs = _configs(name, retriever, variants, top_k=top_k, limit=limit, seed=seed)
-    runs = _complete_runs(store, configs, data.fingerprint)
+    configs = ablation_configs(name, retriever, variants, top_k=top_k, limit=limit, seed=seed)
+    runs = complete_runs(store, configs, data.fingerprint)
     k = k or max(c for c in RECALL_KS if c <= top_k)
-    hits = pd.DataFrame({v.name: _hit_column(store, run, k)
+    hits = pd.DataFrame({v.name: _found_column(store, run, k)
                          for v, run in zip(variants, runs, strict=True) if run is not None})
     p_values = _paired_p_values(hits, variants[0].name) if runs[0] is not None else {}
     results = [VariantResult(v, run, p_values.get(v.name))
@@ -182,7 +129,7 @@ def load_ablation(store: RunStore, settings: Settings, dataset: str | Dataset,
 
 
 def _paired_p_values(hits: pd.DataFrame, base: str) -> dict[str, float]:
-    """Exact McNemar of each variant's hit@k against the base on their common queries,
+    """Exact McNemar of each variant's found-at-k against the base on common queries,
     Holm-adjusted over the variants (what compare_runs gives, without its bootstrap)."""
     others = [c for c in hits.columns if c != base]
     raw = []
@@ -193,31 +140,7 @@ def _paired_p_values(hits: pd.DataFrame, base: str) -> dict[str, float]:
     return dict(zip(others, holm(raw), strict=True))
 
 
-def _hit_column(store: RunStore, run: RunRecord, k: int) -> pd.Series:
-    return pd.Series({q: m.get(f"hit@{k}", 0.0) for q, m in store.query_metrics(run.run_id)},
-                     dtype=float)
-
-
-def run_ablation(store: RunStore, settings: Settings, dataset: str, retriever: str, *,
-                 top_k: int = 10, limit: int | None = None, seed: int = 0,
-                 variants: Sequence[Variant] | None = None, k: int | None = None,
-                 progress: Progress = no_progress,
-                 on_variant: Callable[[int, int, str], None] | None = None
-                 ) -> AblationReport:
-    """Run every variant not yet run (resuming unfinished ones), then load the report.
-
-    `on_variant(i, n, name)` is called before each variant; `progress` is each run's.
-    """
-    variants = list(variants or ablation_variants())
-    data = load_dataset(dataset, settings)
-    configs = _configs(dataset, retriever, variants, top_k=top_k, limit=limit, seed=seed)
-    existing = _complete_runs(store, configs, data.fingerprint)
-    for i, (variant, config, run) in enumerate(zip(variants, configs, existing,
-                                                   strict=True)):
-        if on_variant is not None:
-            on_variant(i, len(variants), variant.name)
-        if run is None:
-            run_retrieval(config, settings=settings, store=store, progress=progress)
-    return load_ablation(store, settings, data if data.name == dataset else dataset,
-                         retriever, top_k=top_k, limit=limit, seed=seed, variants=variants,
-                         k=k)
+def _found_column(store: RunStore, run: RunRecord, k: int) -> pd.Series:
+    """1.0 where the run found every gold table within k (metrics.tasks.FAILURE_RULE)."""
+    return pd.Series({s.query_id: 0.0 if s.failed_at(k) else 1.0
+                      for s in store.query_scores(run.run_id)}, dtype=float)

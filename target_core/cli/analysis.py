@@ -126,7 +126,7 @@ class _VariantProgress:
 
 
 def cmd_ablate(args: argparse.Namespace) -> int:
-    from target_core.analysis.ablation import ablation_variants, run_ablation
+    from target_core.views.ablations import ablation_variants, run_ablation
 
     settings = load_settings(args.workspace)
     rows = _rows_list(args.rows)
