@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Sequence
 
 from benchmarks.page_render import size_arguments, synthetic_workspace
-from target_core.views.ablations import ablation_variants, load_ablation
 from target_core.analysis.compare import compare_runs
 from target_core.analysis.failures import analyse_failures
 from target_core.config import PROJECT_ROOT
@@ -25,6 +24,7 @@ from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.types import RunConfig, TableView
+from target_core.views.ablations import ablation_variants, load_ablation
 
 
 def median_seconds(work: Callable[[], object], repeats: int = 3) -> float:
