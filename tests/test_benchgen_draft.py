@@ -121,7 +121,7 @@ def test_review_is_kept_and_the_rate_counts_reviewed_pairs_only(settings, demo) 
 
 def test_accept_automatic_follows_the_check(settings, demo) -> None:
     class Sloppy:
-        spec, label = "sloppy", "sloppy writer"
+        spec, label, concurrency = "sloppy", "sloppy writer", 1
 
         def write(self, item, template):
             return Written([WrittenQuestion("What happened?", "vague", self.label),
@@ -144,7 +144,7 @@ def test_accept_automatic_follows_the_check(settings, demo) -> None:
 
 def test_a_writer_error_is_recorded_not_raised(settings, demo) -> None:
     class Broken:
-        spec, label = "broken", "broken writer"
+        spec, label, concurrency = "broken", "broken writer", 1
 
         def write(self, item, template):
             return Written([], error="HTTP 500 after 4 retries")

@@ -73,6 +73,8 @@ class QuestionWriter(Protocol):
 
     spec: str
     label: str
+    concurrency: int
+    """How many items the builder may write at once (1: one at a time)."""
 
     def write(self, item: SampledQuery, template: Template) -> Written: ...
 
@@ -165,6 +167,7 @@ class TemplateWriter:
 
     spec = "template"
     label = WRITER_LABEL
+    concurrency = 1
 
     def write(self, item: SampledQuery, template: Template) -> Written:
         return Written(write_questions(item, template))

@@ -66,28 +66,19 @@ def _records(draft: Any) -> list[dict[str, Any]]:
 def cmd_sample(args: argparse.Namespace) -> int:
     import tempfile
 
-    from target_core.benchgen.build import build_draft, pick_templates
-    from target_core.benchgen.llm import make_judge, make_writer
-    from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, load_templates
+    from target_core.benchgen.build import sample_draft
     from target_core.datasets import load_dataset
-    from target_core.generators.cache import ResponseCache
 
     settings = load_settings(args.workspace)
     dataset = load_dataset(args.dataset, settings)
-    templates = pick_templates(load_templates(args.templates or EXAMPLE_TEMPLATES_DIR),
-                               dataset, args.database)
-    cache = ResponseCache.in_workspace(settings.workspace)
-    writer = make_writer(args.writer, settings, dataset.databases, cache=cache)
-    judge = make_judge(args.judge, settings, dataset.databases, cache=cache)
-    progress = ProgressBar(args.progress or sys.stderr.isatty())
     with tempfile.TemporaryDirectory() as scratch:
         # Without --draft the draft lives in a scratch workspace for this command only.
-        workspace = settings.workspace if args.draft else Path(scratch)
-        draft, report = build_draft(
-            dataset, templates, workspace=workspace, name=args.draft or "scratch", n=args.n,
-            seed=args.seed, reference_date=_reference(args.reference_date), writer=writer,
-            judge=judge, replace=args.replace, progress=progress,
-            extra_meta={"templates": str(args.templates or EXAMPLE_TEMPLATES_DIR)})
+        draft, report, writer, judge = sample_draft(
+            settings, dataset, templates_path=args.templates, database=args.database,
+            name=args.draft or "scratch", n=args.n, seed=args.seed,
+            reference_date=_reference(args.reference_date), writer_spec=args.writer,
+            judge_spec=args.judge, workspace=settings.workspace if args.draft else scratch,
+            replace=args.replace, progress=ProgressBar(args.progress or sys.stderr.isatty()))
         with draft:
             records, summary = _records(draft), draft.summary()
             errors = draft.writer_errors()
