@@ -73,6 +73,24 @@ class QueryFlags:
     right: dict[str, bool] | None
 
 
+    def filters(self) -> list[str]:
+        """The Query page's filters this run offers."""
+        return ["all queries", "missed by retrieval"] + (["wrong answer"] if self.right
+                                                         else [])
+
+    def chosen(self, shown: str) -> list[str]:
+        """The query ids a filter keeps, in query order."""
+        right = self.right or {}
+        return [q for q in self.found if shown == "all queries"
+                or (shown == "missed by retrieval" and not self.found[q])
+                or (shown == "wrong answer" and not right.get(q, True))]
+
+    def label(self, query_id: str) -> str:
+        """The id, marked ✗ when retrieval failed and ≠ when the answer is wrong."""
+        return (query_id + ("" if self.found[query_id] else "  ✗")
+                + ("" if (self.right or {}).get(query_id, True) else "  ≠"))
+
+
 def query_flags(store: RunStore, run: RunRecord, k: int | None = None) -> QueryFlags:
     """For the Query page's filters: which queries failed retrieval at k (default: the
     run's top_k; metrics.tasks.FAILURE_RULE), which answers are wrong."""

@@ -1,0 +1,25 @@
+"""The Home page's read model: every local dataset with its counts and a link to browse
+it (a dataset that does not load shows its error instead of counts)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from target_core.datasets import DatasetInfo
+from target_core.views.links import dataset_link
+
+HOME_COLUMNS = ["name", "task", "tables", "queries", "databases", "kind", "browse", "error"]
+
+
+def datasets_frame(infos: Sequence[DatasetInfo]) -> pd.DataFrame:
+    """One row per dataset; counts are integers (<NA> where a dataset did not load), the
+    error is empty text where there is none."""
+    frame = pd.DataFrame([i.to_dict() for i in infos],
+                         columns=[c for c in HOME_COLUMNS if c != "browse"])
+    for column in ("tables", "queries", "databases"):
+        frame[column] = frame[column].astype("Int64")
+    frame["error"] = frame["error"].fillna("")
+    frame["browse"] = [dataset_link(name) for name in frame["name"]]
+    return frame[HOME_COLUMNS]
