@@ -6,7 +6,7 @@ import streamlit as st
 
 st.set_page_config(page_title="TARGET Explorer", page_icon=":material/target:", layout="wide")
 
-# url_path must equal the file's stem: see pages/_shared.py, frame().
+# url_path must equal the file's stem: see pages/_ui/shell.py, frame().
 PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home",
             default=True),

@@ -9,10 +9,10 @@ import streamlit as st
 
 from pages._ui import resources, shell, url, widgets
 from pages._ui.text import plain
-from target_core.views.ablations import ablation_variants, load_ablation, run_ablation
 from target_core.analysis.failure_figures import ablation_bars
 from target_core.errors import TargetError
 from target_core.retrievers import EXAMPLE_SPECS
+from target_core.views.ablations import ablation_variants, load_ablation, run_ablation
 
 shell.frame()
 st.title("Ablations")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages import _shared as ui
+from pages._ui import resources, shell, url, widgets
+from pages._ui.text import plain
 from target_core.analysis.failure_figures import error_source_bars
 from target_core.benchgen.build import build_draft, pick_templates
 from target_core.benchgen.draft import Draft, Pair, list_drafts, pair_rows
@@ -23,25 +24,25 @@ from target_core.generators.cache import ResponseCache
 
 PAPER_ACCEPTANCE = 0.9511
 
-ui.frame()
+shell.frame()
 st.title("Benchmark builder")
 st.caption("Start from valid SQL, write the questions, check them, review them, and "
            "evaluate text-to-SQL on the result (seed 002: semi-automatic text-to-SQL "
            "benchmarks).")
-settings = ui.settings()
+settings = resources.settings()
 make_tab, review_tab, export_tab = st.tabs(["1 · Sample", "2 · Review", "3 · Export and "
                                             "evaluate"])
 
 
 def _sample() -> None:
-    sql_sets = [i.name for i in ui.dataset_infos() if i.task == "sql" and i.databases]
+    sql_sets = [i.name for i in resources.dataset_infos() if i.task == "sql" and i.databases]
     if not sql_sets:
         st.info("No text-to-SQL dataset with SQLite databases is available.")
         return
     left, right = st.columns(2)
     name = left.selectbox("Dataset", sql_sets, key="bg-dataset")
     try:
-        dataset = ui.load_by_name(name)
+        dataset = resources.load_by_name(name)
     except TargetError as exc:
         st.error(str(exc))
         return
@@ -85,10 +86,10 @@ def _sample() -> None:
     reference = cols[1].date_input("Reference date", date(2025, 1, 1), key="bg-ref",
                                    disabled=not fixed)
     draft_name = cols[2].text_input("Draft name", f"{name}-seed{seed}", key="bg-name")
-    st.caption(f"{len(chosen)} templates: " + ", ".join(ui.plain(t.id) for t in chosen))
+    st.caption(f"{len(chosen)} templates: " + ", ".join(plain(t.id) for t in chosen))
     replace = False
     if draft_name.strip() in list_drafts(settings.workspace):
-        replace = st.checkbox(f"Replace the existing draft '{ui.plain(draft_name.strip())}' "
+        replace = st.checkbox(f"Replace the existing draft '{plain(draft_name.strip())}' "
                               "(its review decisions are lost)", key="bg-replace")
     if not st.button("Sample and write questions", type="primary", key="bg-go"):
         return
@@ -110,10 +111,10 @@ def _sample() -> None:
     with draft:
         summary = draft.summary()
     bar.progress(1.0, text="done")
-    st.success(f"Draft '{ui.plain(draft.name)}': {len(report.queries)} SQL queries, "
+    st.success(f"Draft '{plain(draft.name)}': {len(report.queries)} SQL queries, "
                f"{summary.total} questions; the automatic check passed "
                f"{summary.automatic_passed}. Review it in tab 2.")
-    st.query_params["draft"] = draft.name
+    url.write(draft=draft.name)
     st.dataframe([{"template": t, **c.to_dict()} for t, c in report.counts.items()],
                  hide_index=True, width="stretch",
                  column_config={"template_id": None, "first_error": st.column_config.TextColumn(
@@ -124,21 +125,21 @@ def _pair_pane(draft: Draft, pair: Pair, queue: list[Pair]) -> None:
     item = pair.item
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Question** · {ui.plain(pair.style)} · {ui.plain(pair.writer)} · "
+        st.markdown(f"**Question** · {plain(pair.style)} · {plain(pair.writer)} · "
                     f"status **{pair.status}**")
         text = st.text_area("Question (edit to correct it)", pair.final_question,
                             key=f"bg-edit-{draft.name}-{pair.pair_id}", height=100)
         check = pair.check
         mark = ":green[passed]" if check.passed else ":red[failed]"
-        st.markdown(f"Round trip {mark}" + (": missing " + ui.plain(", ".join(check.missing))
+        st.markdown(f"Round trip {mark}" + (": missing " + plain(", ".join(check.missing))
                                            if check.missing else ""))
         if pair.judge is not None:
             verdict = {True: ":green[answerable]", False: ":red[not answerable]",
                        None: ":orange[could not judge]"}[pair.judge.passed]
-            st.markdown(f"{ui.plain(pair.judge.method)}: {verdict} · "
-                        f"{ui.plain(pair.judge.reason)}")
+            st.markdown(f"{plain(pair.judge.method)}: {verdict} · "
+                        f"{plain(pair.judge.reason)}")
         if item.time:
-            st.caption(f"Time reference '{ui.plain(item.time['expression'])}' against "
+            st.caption(f"Time reference '{plain(item.time['expression'])}' against "
                        f"reference date {item.reference_date}: {item.time['start']} to "
                        f"{item.time['end']} (end excluded)")
         buttons = st.columns(3)
@@ -146,8 +147,8 @@ def _pair_pane(draft: Draft, pair: Pair, queue: list[Pair]) -> None:
         reject = buttons[1].button("Reject", key=f"bg-rej-{pair.pair_id}")
         later = buttons[2].button("Skip", key=f"bg-skip-{pair.pair_id}")
     with right:
-        st.markdown(f"**SQL** · template {ui.plain(item.template_id)} · database "
-                    f"{ui.plain(item.database)} · {ui.plain(item.difficulty or '')}")
+        st.markdown(f"**SQL** · template {plain(item.template_id)} · database "
+                    f"{plain(item.database)} · {plain(item.difficulty or '')}")
         st.code(item.sql, language="sql", wrap_lines=True)
         st.markdown(f"**Result** · {item.n_rows} row{'s' if item.n_rows != 1 else ''}"
                     + (" (first 5)" if item.n_rows > 5 else ""))
@@ -159,7 +160,7 @@ def _pair_pane(draft: Draft, pair: Pair, queue: list[Pair]) -> None:
         following = [p for p in queue if p.pair_id > pair.pair_id] or queue
         nxt = next((p for p in following if p.pair_id != pair.pair_id), None)
         if nxt is not None:
-            st.query_params["pair"] = str(nxt.pair_id)
+            url.write(pair=str(nxt.pair_id))
         st.rerun()
 
 
@@ -169,7 +170,7 @@ def _review() -> None:
         st.info("No drafts yet: make one in tab 1, or with `python -m target_core benchgen "
                 "sample --draft NAME`.")
         return
-    name = ui.url_selectbox("Draft", names, param="draft", key="bg-draft")
+    name = url.url_selectbox("Draft", names, param="draft", key="bg-draft")
     with Draft.open(settings.workspace, name) as draft:
         summary = draft.summary()
         cols = st.columns(5)
@@ -183,11 +184,11 @@ def _review() -> None:
                        help="accepted / reviewed; seed 002 reports 95.11% for its "
                        "LLM-written questions")
         meta = draft.meta()
-        st.caption(f"From {ui.plain(meta.get('dataset'))}, seed {meta.get('seed')}, "
-                   f"{meta.get('n')} per template · questions: {ui.plain(meta.get('writer'))}"
-                   f" · automatic check: {ui.plain(meta.get('judge'))}")
+        st.caption(f"From {plain(meta.get('dataset'))}, seed {meta.get('seed')}, "
+                   f"{meta.get('n')} per template · questions: {plain(meta.get('writer'))}"
+                   f" · automatic check: {plain(meta.get('judge'))}")
         for item, error in draft.writer_errors()[:5]:
-            st.warning(f"No questions for {ui.plain(item.template_id)}: {ui.plain(error)}")
+            st.warning(f"No questions for {plain(item.template_id)}: {plain(error)}")
         if summary.pending and st.button(
                 f"Accept the {sum(p.automatic is True for p in draft.pairs('pending'))} "
                 "pending pairs the automatic check passed, reject those it failed",
@@ -202,19 +203,19 @@ def _review() -> None:
                        "Every pair is reviewed. Export the accepted ones in tab 3.")
             return
         by_id = {p.pair_id: p for p in pairs}
-        wanted = st.query_params.get("pair", "")
+        wanted = url.read("pair", "")
         current = by_id.get(int(wanted)) if wanted.isdigit() else None
         current = current or pairs[0]
         st.divider()
         st.caption(f"Pair {current.pair_id} · {pairs.index(current) + 1} of {len(pairs)} "
-                   f"{status if status != 'all' else ''} · link: ?draft={ui.plain(name)}"
+                   f"{status if status != 'all' else ''} · link: ?draft={plain(name)}"
                    f"&pair={current.pair_id}")
         _pair_pane(draft, current, pairs)
         st.divider()
         table_key = f"bg-list-{name}-{status}"
         st.session_state[f"{table_key}-ids"] = [p.pair_id for p in pairs]
         st.dataframe(pair_rows(pairs), hide_index=True, width="stretch",
-                     height=ui.grid_height(len(pairs), 10), key=table_key,
+                     height=widgets.grid_height(len(pairs), 10), key=table_key,
                      on_select=lambda: _open_selected(table_key),
                      selection_mode="single-row",
                      column_config={"question": st.column_config.TextColumn(width="large"),
@@ -226,7 +227,7 @@ def _open_selected(table_key: str) -> None:
     rows = st.session_state[table_key].selection.rows
     ids = st.session_state.get(f"{table_key}-ids", [])
     if rows and rows[0] < len(ids):
-        st.query_params["pair"] = str(ids[rows[0]])
+        url.write(pair=str(ids[rows[0]]))
 
 
 def _export() -> None:
@@ -241,27 +242,28 @@ def _export() -> None:
             try:
                 with Draft.open(settings.workspace, name) as draft:
                     result = export_draft(draft, settings, target.strip(), overwrite=overwrite)
-                ui.dataset_infos.clear()
+                resources.dataset_infos.clear()
             except TargetError as exc:
                 st.error(str(exc))
             else:
-                st.success(f"Dataset '{ui.plain(result.name)}': {result.queries} queries, "
+                st.success(f"Dataset '{plain(result.name)}': {result.queries} queries, "
                            f"{result.tables} tables in {len(result.databases)} databases.")
                 st.page_link("pages/run.py", label=f"Run a retriever and generator on "
                              f"{result.name}", icon=":material/play_arrow:",
                              query_params={"dataset": result.name})
     st.subheader("Evaluate a text-to-SQL run by error source")
-    runs = [r for r in ui.store().list_runs() if r.n_done and r.config.generation is not None
+    runs = [r for r in resources.store().list_runs() if r.n_done and r.config.generation is not None
             and r.task == "sql"]
     if not runs:
         st.info("No text-to-SQL run with a generator yet: run one on an exported dataset.")
         return
     labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label}" for r in runs}
-    run_id = ui.url_selectbox("Run", list(labels), param="run", key="bg-eval-run",
-                              format_func=labels.get)
-    run = ui.store().get_run(run_id)
+    run_id = url.url_selectbox("Run", list(labels), param="run", key="bg-eval-run",
+                               format_func=labels.get)
+    run = resources.store().get_run(run_id)
     try:
-        report = error_sources(ui.store(), ui.load_by_name(run.config.dataset), run_id)
+        report = error_sources(resources.store(), resources.load_by_name(run.config.dataset),
+                               run_id)
     except TargetError as exc:
         st.error(str(exc))
         return
@@ -275,8 +277,8 @@ def _export() -> None:
                      hide_index=True, width="stretch",
                      column_config={"definition": st.column_config.TextColumn(width="large")})
     rows = report.frame()
-    rows.insert(0, "open", [ui.query_url(run_id, q) for q in rows["query_id"]])
-    st.dataframe(rows, hide_index=True, width="stretch", height=ui.grid_height(len(rows), 12),
+    rows.insert(0, "open", [url.query_url(run_id, q) for q in rows["query_id"]])
+    st.dataframe(rows, hide_index=True, width="stretch", height=widgets.grid_height(len(rows), 12),
                  column_config={"open": st.column_config.LinkColumn("open",
                                                                      display_text="query"),
                                 "detail": st.column_config.TextColumn(width="large")})

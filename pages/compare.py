@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import _shared as ui
+from pages._ui import resources, shell, url, widgets
+from pages._ui.text import plain
 from target_core.analysis.compare import compare_runs
 from target_core.analysis.figures import ci_forest, rank_scatter, run_names, win_tie_loss_bars
 from target_core.analysis.report import (
@@ -20,9 +21,9 @@ from target_core.analysis.significance import outcomes_frame
 from target_core.errors import TargetError
 from target_core.metrics.retrieval import default_ks
 
-ui.frame()
+shell.frame()
 st.title("Compare")
-store = ui.store()
+store = resources.store()
 complete = store.list_runs(status="complete")  # newest first
 by_dataset: dict[str, list] = {}
 for record in complete:
@@ -40,11 +41,10 @@ by_id = {r.run_id: r for r in complete}
 # The URL wins over the widgets' state on the first visit and whenever it changed since
 # this page last wrote it (a link, the back button); otherwise the widgets keep their
 # state, so the page's own echo in the URL never resets them.
-url = {p: st.query_params.get(p) for p in ("dataset", "runs", "k")}
-from_link = st.session_state.get("_compare-url") != url
-wanted_runs = [r for r in (url["runs"] or "").split(",") if r]
+params, from_link = url.linked(("dataset", "runs", "k"), key="compare")
+wanted_runs = [r for r in (params["runs"] or "").split(",") if r]
 linked = next((by_id[r].config.dataset for r in wanted_runs if r in by_id), None)
-wanted_dataset = linked or url["dataset"]
+wanted_dataset = linked or params["dataset"]
 if from_link or st.session_state.get("compare-dataset") not in eligible:
     st.session_state["compare-dataset"] = (wanted_dataset if wanted_dataset in eligible
                                            else eligible[0])
@@ -61,10 +61,9 @@ if from_link or runs_key not in st.session_state:
 st.session_state[runs_key] = [r for r in st.session_state[runs_key] if r in labels]
 selected = st.multiselect("Runs (the first is the baseline)", list(labels),
                           format_func=labels.get, key=runs_key)
-written = {"dataset": dataset, "runs": ",".join(selected), "k": url["k"]}
+written = {"dataset": dataset, "runs": ",".join(selected), "k": params["k"]}
 if len(selected) < 2:
-    st.query_params.update({p: v for p, v in written.items() if v is not None})
-    st.session_state["_compare-url"] = written
+    url.echo(written, key="compare")
     st.info("Pick at least two runs.")
     st.stop()
 
@@ -72,14 +71,13 @@ runs = [by_id[r] for r in selected]
 ks = sorted(set.intersection(*(set(default_ks(r.config.top_k)) for r in runs)))
 fallback_k = [k for k in ks if k in (1, 3, 5, 10)][-1:] or ks[-1:]
 if from_link or st.session_state.get("compare-k") not in ks:
-    wanted_k = url["k"] or ""
+    wanted_k = params["k"] or ""
     st.session_state["compare-k"] = (int(wanted_k) if wanted_k.isdigit()
                                      and int(wanted_k) in ks else fallback_k[0])
 k = st.sidebar.selectbox("k (hit@k)", ks, key="compare-k",
                          help="The cutoff of hit@k and of the flipped queries.")
 written["k"] = str(k)
-st.query_params.update(written)
-st.session_state["_compare-url"] = written
+url.echo(written, key="compare")
 
 try:
     comparison = compare_runs(store, selected, k=k)
@@ -89,11 +87,11 @@ except TargetError as exc:
     st.stop()
 
 names = run_names(runs)
-st.caption(f"{ui.plain(comparison.dataset)} · {comparison.n_queries} queries answered by "
-           f"every run · hit@{comparison.k} · baseline: {ui.plain(names[selected[0]])}")
+st.caption(f"{plain(comparison.dataset)} · {comparison.n_queries} queries answered by "
+           f"every run · hit@{comparison.k} · baseline: {plain(names[selected[0]])}")
 for pair in comparison.pairs:
     if pair.warning:
-        st.warning(f"{ui.plain(names[pair.other])}: {ui.plain(pair.warning)}",
+        st.warning(f"{plain(names[pair.other])}: {plain(pair.warning)}",
                    icon=":material/warning:")
 
 st.subheader("Headline")
@@ -106,7 +104,7 @@ st.dataframe(paired_tests_table(comparison, names), hide_index=True, width="stre
                  "sig.", help="✱: p < 0.05 (Holm-adjusted with more than two runs)")})
 st.plotly_chart(win_tie_loss_bars(comparison, names=names), width="stretch")
 with st.expander("How these are computed"):
-    st.markdown(ui.plain(DEFINITIONS))
+    st.markdown(plain(DEFINITIONS))
 
 st.subheader("Gold ranks per query")
 st.caption("Best rank of any gold table in each run; a marker stands for every query with "
@@ -124,20 +122,20 @@ st.caption(f"Found within k = {comparison.k} by one run and missed by the other,
            "change of reciprocal rank first. The links open the query in each run.")
 for pair in comparison.pairs:
     table = flipped_table(pair, names)
-    table["open baseline"] = [ui.query_url(pair.baseline, q) for q in table["query_id"]]
-    table["open compared"] = [ui.query_url(pair.other, q) for q in table["query_id"]]
-    st.markdown(f"**{ui.plain(names[pair.other])}** vs **{ui.plain(names[pair.baseline])}**: "
+    table["open baseline"] = [url.query_url(pair.baseline, q) for q in table["query_id"]]
+    table["open compared"] = [url.query_url(pair.other, q) for q in table["query_id"]]
+    st.markdown(f"**{plain(names[pair.other])}** vs **{plain(names[pair.baseline])}**: "
                 f"{len(pair.flipped)} flipped")
     if table.empty:
         continue
-    st.dataframe(table, hide_index=True, width="stretch", height=ui.grid_height(len(table)),
+    st.dataframe(table, hide_index=True, width="stretch", height=widgets.grid_height(len(table)),
                  key=f"compare-flipped-{pair.other}", column_config={
                      "open baseline": st.column_config.LinkColumn(
                          "baseline", display_text="open query",
-                         help=f"This query in {ui.plain(names[pair.baseline])} on the Query page"),
+                         help=f"This query in {plain(names[pair.baseline])} on the Query page"),
                      "open compared": st.column_config.LinkColumn(
                          "compared", display_text="open query",
-                         help=f"This query in {ui.plain(names[pair.other])} on the Query page")})
+                         help=f"This query in {plain(names[pair.other])} on the Query page")})
 
 st.subheader("Download")
 cols = st.columns(2)

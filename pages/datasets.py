@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import _shared as ui
+from pages._ui import resources, shell, url, widgets
+from pages._ui.text import plain
 from target_core.errors import TargetError
 from target_core.types import (
     VIEW_PRESETS,
@@ -34,17 +35,17 @@ from target_core.views.plots import size_distributions
 SECTIONS = ["Sizes", "Tables", "Queries"]
 PREVIEW_ROWS = 200
 
-ui.frame()
-dataset = ui.dataset_or_stop(ui.pick_dataset())
+shell.frame()
+dataset = widgets.dataset_or_stop(widgets.pick_dataset())
 st.title(dataset.name)
-st.caption(f"task **{dataset.task}** · source {ui.plain(dataset.source)}")
+st.caption(f"task **{dataset.task}** · source {plain(dataset.source)}")
 if dataset.description:
     with st.expander("About this dataset"):
-        st.markdown(ui.plain(dataset.description))
+        st.markdown(plain(dataset.description))
 
 with st.expander("Table view (how tables become text, for token counts and previews)"):
-    view = ui.view_picker("datasets")
-summary = ui.summary(dataset, view)
+    view = widgets.view_picker("datasets")
+summary = resources.summary(dataset, view)
 
 metrics = st.columns(6)
 metrics[0].metric("Tables", f"{summary.n_tables:,}")
@@ -55,23 +56,23 @@ metrics[4].metric("Median columns", f"{summary.tables['columns'].median():g}")
 metrics[5].metric("Median tokens", f"{summary.tables['tokens'].median():,.0f}",
                   help=f"Under the view '{view.label}', counted with {summary.token_label}.")
 
-wanted_section = st.query_params.get("section", "Sizes")
+wanted_section = url.read("section", "Sizes")
 section = st.segmented_control(
     "Section", SECTIONS, default=wanted_section if wanted_section in SECTIONS else "Sizes",
     key="datasets-section", label_visibility="collapsed") or "Sizes"
-st.query_params["section"] = section
+url.write(section=section)
 
 
 def show_table(table: Table, dataset: Dataset, view: TableView, key: str,
                query: Query | None = None) -> None:
-    st.subheader(f"Table {ui.plain(table_ref(table.key))}")
-    st.markdown(f"**Title:** {ui.plain(table.title or '—')}  \n"
-                f"**Section:** {ui.plain(table.section_title or '—')}  \n"
+    st.subheader(f"Table {plain(table_ref(table.key))}")
+    st.markdown(f"**Title:** {plain(table.title or '—')}  \n"
+                f"**Section:** {plain(table.section_title or '—')}  \n"
                 f"**Size:** {table.n_rows:,} rows × {table.n_cols} columns")
     gold_of = queries_with_gold(dataset, table.key)
     if gold_of:
         st.caption(f"Gold table of {len(gold_of)} quer{'y' if len(gold_of) == 1 else 'ies'}: "
-                   + ", ".join(ui.plain(q) for q in gold_of[:20])
+                   + ", ".join(plain(q) for q in gold_of[:20])
                    + (" …" if len(gold_of) > 20 else ""))
     grid, text = st.tabs(["Grid", "As text under views"])
     with grid:
@@ -88,16 +89,16 @@ def show_table(table: Table, dataset: Dataset, view: TableView, key: str,
                                 default=["header-only", "target-ottqa"], key=f"{key}-compare")
         views = [view] + [VIEW_PRESETS[name] for name in chosen if VIEW_PRESETS[name] != view]
         for rendered in render_views(table, views):
-            st.markdown(f"**{ui.plain(rendered.label)}** · {rendered.tokens:,} tokens "
-                        f"({ui.plain(summary.token_label)})")
+            st.markdown(f"**{plain(rendered.label)}** · {rendered.tokens:,} tokens "
+                        f"({plain(summary.token_label)})")
             st.code(rendered.text, language=None, wrap_lines=True, height=min(
                 400, 40 + 22 * rendered.text.count("\n")))
 
 
 if section == "Sizes":
     st.plotly_chart(size_distributions(summary.tables), width="stretch")
-    st.caption(f"Tokens under the view '{ui.plain(view.label)}', counted with "
-               f"{ui.plain(summary.token_label)}.")
+    st.caption(f"Tokens under the view '{plain(view.label)}', counted with "
+               f"{plain(summary.token_label)}.")
     biggest = summary.tables.nlargest(10, "tokens")[["table", "title", "rows", "columns",
                                                      "tokens"]]
     st.markdown("**Largest tables under this view**")
@@ -110,10 +111,10 @@ elif section == "Tables":
     st.caption(f"{len(found):,} of {summary.n_tables:,} tables")
     event = st.dataframe(found.drop(columns=["database_id", "table_id"]), width="stretch",
                          hide_index=True, on_select="rerun", selection_mode="single-row",
-                         key="datasets-tables", height=ui.grid_height(len(found)))
+                         key="datasets-tables", height=widgets.grid_height(len(found)))
     if event.selection.rows:
-        st.query_params["table"] = found.iloc[event.selection.rows[0]]["table"]
-    ref = st.query_params.get("table")
+        url.write(table=found.iloc[event.selection.rows[0]]["table"])
+    ref = url.read("table")
     if ref:
         try:
             show_table(dataset.table(parse_table_ref(ref)), dataset, view, "table")
@@ -134,10 +135,10 @@ else:
     st.caption(f"{len(found):,} of {summary.n_queries:,} queries")
     event = st.dataframe(found, width="stretch", hide_index=True, on_select="rerun",
                          selection_mode="single-row", key="datasets-queries",
-                         height=ui.grid_height(len(found)))
+                         height=widgets.grid_height(len(found)))
     if event.selection.rows:
-        st.query_params["query"] = found.iloc[event.selection.rows[0]]["query_id"]
-    query_id = st.query_params.get("query")
+        url.write(query=found.iloc[event.selection.rows[0]]["query_id"])
+    query_id = url.read("query")
     if query_id:
         try:
             detail = query_detail(dataset, query_id)
@@ -145,16 +146,16 @@ else:
             st.warning(str(exc))
         else:
             q = detail.query
-            st.subheader(f"Query {ui.plain(q.query_id)}")
-            st.markdown(f"**Question:** {ui.plain(q.query)}")
+            st.subheader(f"Query {plain(q.query_id)}")
+            st.markdown(f"**Question:** {plain(q.query)}")
             if q.sql:
                 st.code(q.sql, language="sql")
             else:
-                st.markdown(f"**Reference answer:** {ui.plain(q.answer)}")
+                st.markdown(f"**Reference answer:** {plain(q.answer)}")
             if q.label is not None:
                 st.markdown(f"**Label:** {'true' if q.label else 'false'}")
             if q.meta.get("failure_mode"):
-                st.markdown(f"**Built-in failure mode:** {ui.plain(q.meta['failure_mode'])}")
+                st.markdown(f"**Built-in failure mode:** {plain(q.meta['failure_mode'])}")
             st.markdown(f"**Gold tables ({len(detail.gold)})**")
             for i, table in enumerate(detail.gold):
                 with st.container(border=True):

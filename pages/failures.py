@@ -7,38 +7,39 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import _shared as ui
+from pages._ui import resources, shell, url, widgets
+from pages._ui.text import plain
 from target_core.analysis.attribution import attribution, rank_quality
 from target_core.analysis.failure_figures import category_bars, rank_quality_bars, tag_heatmap
 from target_core.analysis.failures import CATEGORIES, analyse_failures
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
 
-ui.frame()
+shell.frame()
 st.title("Failures")
-store = ui.store()
+store = resources.store()
 runs = [r for r in store.list_runs() if r.n_done]
 if not runs:
     st.info("No runs yet. Launch one on the Run page, or with "
             "`python -m target_core run --dataset demo-qa --retriever bm25 --no-title`.")
     st.stop()
 
-run_id = ui.pick_run(runs, key="failures-run")
+run_id = widgets.pick_run(runs, key="failures-run")
 run = store.get_run(run_id)
-k = ui.url_selectbox("k", list(range(1, run.config.top_k + 1)), param="k",
-                     key=f"failures-k-{run_id}", where=st.sidebar,
-                     default=min(run.config.top_k, 10),
-                     help="A query fails when a gold table is not in the first k.")
+k = url.url_selectbox("k", list(range(1, run.config.top_k + 1)), param="k",
+                      key=f"failures-k-{run_id}", where=st.sidebar,
+                      default=min(run.config.top_k, 10),
+                      help="A query fails when a gold table is not in the first k.")
 
 try:
-    dataset = ui.load_by_name(run.config.dataset)
+    dataset = resources.load_by_name(run.config.dataset)
     report = analyse_failures(store, dataset, run_id, k=k)
 except TargetError as exc:
     st.error(str(exc))
     st.stop()
 
-st.caption(f"{ui.plain(run.config.label)} on {ui.plain(run.config.dataset)} · view "
-           f"{ui.plain(run.config.view.label)} · top-k {run.config.top_k} · run {run_id}")
+st.caption(f"{plain(run.config.label)} on {plain(run.config.dataset)} · view "
+           f"{plain(run.config.view.label)} · top-k {run.config.top_k} · run {run_id}")
 cols = st.columns(3)
 cols[0].metric("Queries", report.n_queries)
 cols[1].metric(f"Missed a gold table within k = {k}", report.n_failed,
@@ -65,13 +66,13 @@ if heatmap is not None:
 
 st.subheader("Drill down")
 names = [n for n, c in report.counts.items() if c]
-category = ui.url_selectbox("Category", names, param="category",
-                            key=f"failures-cat-{run_id}-{k}",
-                            format_func=lambda n: f"{n} ({report.counts[n]})")
-st.caption(ui.plain(CATEGORIES[category]))
+category = url.url_selectbox("Category", names, param="category",
+                             key=f"failures-cat-{run_id}-{k}",
+                             format_func=lambda n: f"{n} ({report.counts[n]})")
+st.caption(plain(CATEGORIES[category]))
 cases = report.frame(category)
-cases.insert(0, "open", [ui.query_url(run_id, q) for q in cases["query_id"]])
-st.dataframe(cases, hide_index=True, width="stretch", height=ui.grid_height(len(cases), 12),
+cases.insert(0, "open", [url.query_url(run_id, q) for q in cases["query_id"]])
+st.dataframe(cases, hide_index=True, width="stretch", height=widgets.grid_height(len(cases), 12),
              column_config={
                  "open": st.column_config.LinkColumn("open", display_text="query"),
                  "query": st.column_config.TextColumn(width="large"),
@@ -92,7 +93,7 @@ except TargetError as exc:
 if split is not None:
     counts = split.counts
     st.caption(f"Gold retrieved: every gold table among the {split.k} tables the generator "
-               f"was given. Right: {ui.plain(split.correct_rule)}.")
+               f"was given. Right: {plain(split.correct_rule)}.")
     st.dataframe([{"": "gold retrieved", "answer right": counts["retrieved_correct"],
                    "answer wrong": counts["retrieved_wrong"]},
                   {"": "gold missed", "answer right": counts["missed_correct"],
@@ -111,13 +112,13 @@ if split is not None:
                        help="Right with the retrieved tables, wrong with the gold ones.")
         st.caption(f"Against oracle run {o.oracle_run_id}: {o.n_wrong} wrong answers among "
                    f"{o.n_common} queries in common.")
-        examples = [{"open": ui.query_url(run_id, q), "query_id": q, "cause": cause}
+        examples = [{"open": url.query_url(run_id, q), "query_id": q, "cause": cause}
                     for cause, ids in (("retrieval", o.retrieval_caused),
                                        ("generation", o.generation_caused))
                     for q in ids[:20]]
         if examples:
             st.dataframe(examples, hide_index=True, width="stretch",
-                         height=ui.grid_height(len(examples), 8), column_config={
+                         height=widgets.grid_height(len(examples), 8), column_config={
                              "open": st.column_config.LinkColumn("open",
                                                                  display_text="query")})
 st.plotly_chart(rank_quality_bars(quality), width="stretch")

@@ -7,10 +7,10 @@ from urllib.parse import quote
 import pandas as pd
 import streamlit as st
 
-from pages import _shared as ui
+from pages._ui import resources, shell
 from target_core.errors import TargetError
 
-ui.frame()
+shell.frame()
 st.title("TARGET Explorer")
 st.markdown(
     "Find out **why table retrieval fails**. Pick a dataset, see what text each table "
@@ -20,7 +20,7 @@ st.markdown(
     "datasets load too.")
 
 try:
-    infos = ui.dataset_infos()
+    infos = resources.dataset_infos()
 except TargetError as exc:  # e.g. two datasets with one name: say which, fix, reload
     st.error(str(exc))
     st.stop()

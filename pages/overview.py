@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from pages import _shared as ui
+from pages._ui import resources, shell
 from target_core.analysis.significance import VsBest, significant_vs_best
 from target_core.engine.store import RunRecord
 from target_core.views.overview import (
@@ -23,17 +23,17 @@ from target_core.views.overview import (
 @st.cache_data(show_spinner="Testing against the best runs…", max_entries=16)
 def _vs_best(workspace: str, run_ids: tuple[str, ...]) -> dict[str, VsBest]:
     """Keyed on the leaderboard's run ids: complete runs never change."""
-    store = ui.store()
+    store = resources.store()
     return significant_vs_best(store, [store.get_run(r) for r in run_ids])
 
 
 def vs_best(runs: Sequence[RunRecord]) -> dict[str, VsBest]:
-    return _vs_best(str(ui.settings().workspace), leaderboard_significance_ids(runs))
+    return _vs_best(str(resources.settings().workspace), leaderboard_significance_ids(runs))
 
 
-ui.frame()
+shell.frame()
 st.title("Overview")
-store = ui.store()
+store = resources.store()
 runs = complete_runs(store)
 if not runs:
     st.info("No complete runs yet. Launch some on the Run page, or with "

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import _answer
-from pages import _shared as ui
+from pages._ui import resources, shell, url, widgets
+from pages._ui.answer import render as render_answer
+from pages._ui.text import plain
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
 from target_core.types import parse_table_ref
@@ -21,18 +22,18 @@ from target_core.views.query import (
     query_terms,
 )
 
-ui.frame()
-store = ui.store()
+shell.frame()
+store = resources.store()
 runs = [r for r in store.list_runs() if r.n_done]
 if not runs:
     st.title("Query")
     st.info("No runs yet. Launch one on the Run page.")
     st.stop()
 
-run_id = ui.pick_run(runs, key="query-run")
+run_id = widgets.pick_run(runs, key="query-run")
 run = store.get_run(run_id)
 try:
-    dataset = ui.lookup_by_name(run.config.dataset)
+    dataset = resources.lookup_by_name(run.config.dataset)
 except TargetError as exc:
     st.error(f"The run's dataset cannot be loaded: {exc}")
     st.stop()
@@ -49,37 +50,37 @@ if not choices:
     st.title("Query")
     st.success("No failed queries in this run.")
     st.stop()
-query_id = ui.url_selectbox(
+query_id = url.url_selectbox(
     "Query", choices, param="query", key=f"query-id-{run_id}-{shown}", where=st.sidebar,
     format_func=lambda q: q + ("" if found[q] else "  ✗") + ("" if right.get(q, True)
                                                             else "  ≠"))
 
 view = outcome_view(store, dataset, run_id, query_id)
 q = view.query
-st.title(f"Query {ui.plain(q.query_id)}")
-st.markdown(f"**{ui.plain(q.query)}**")
+st.title(f"Query {plain(q.query_id)}")
+st.markdown(f"**{plain(q.query)}**")
 status = ("found: every gold table within k" if view.found
           else "failed: a gold table is not within k")
-st.caption(f"{ui.plain(run.config.label)} · view {ui.plain(run.config.view.label)} · "
+st.caption(f"{plain(run.config.label)} · view {plain(run.config.view.label)} · "
            f"k = {run.config.top_k} · {status} · {view.result.ms:.2f} ms")
 answer = answer_view(dataset, view.result)
 if answer is None and q.sql:
     st.code(q.sql, language="sql")
 elif answer is None:
-    st.markdown(f"**Reference answer:** {ui.plain(q.answer)}")
+    st.markdown(f"**Reference answer:** {plain(q.answer)}")
 
 
 def link(query_id: str | None, label: str) -> str:
     if query_id is None:
         return f"{label}: none"
-    return f"[{label}]({ui.query_url(run_id, query_id)})"
+    return f"[{label}]({url.query_url(run_id, query_id)})"
 
 
 st.markdown(f"{link(view.previous_failed, '← previous failed')} · "
             f"{link(view.next_failed, 'next failed →')} · {view.n_failed} failed in this run",
             help=f"Retrieval failure: {FAILURE_RULE}.")
 if answer is not None:
-    _answer.render(answer)
+    render_answer(answer)
 
 st.subheader("Gold")
 st.dataframe(view.gold[["table", "where", "found", "title"]], hide_index=True,
@@ -92,14 +93,14 @@ st.dataframe(view.ranked, hide_index=True, width="stretch", column_config={
     "score": st.column_config.NumberColumn(format="%.4f")})
 
 options = list(dict.fromkeys(list(view.gold["table"]) + list(view.ranked["table"])))
-ref = ui.url_selectbox("Preview a table", options, param="table",
-                       key=f"query-table-{run_id}-{query_id}",
-                       format_func=lambda t: ("★ " if t in set(view.gold["table"]) else "")
-                       + t)
+ref = url.url_selectbox("Preview a table", options, param="table",
+                        key=f"query-table-{run_id}-{query_id}",
+                        format_func=lambda t: ("★ " if t in set(view.gold["table"]) else "")
+                        + t)
 table = dataset.table(parse_table_ref(ref))
 terms = query_terms(q.query)
 present, absent = matched_terms(table, terms)
-st.markdown(f"**{ui.plain(table.title or ref)}** · {ui.plain(table.section_title)}")
+st.markdown(f"**{plain(table.title or ref)}** · {plain(table.section_title)}")
 st.caption("Query words in this table: " + (", ".join(present) or "none") +
            " · not in it: " + (", ".join(absent) or "none") +
            ". Shaded cells and ◆ columns contain a query word.")

@@ -10,7 +10,8 @@ from urllib.parse import quote
 import pandas as pd
 import streamlit as st
 
-from pages import _shared as ui
+from pages._ui import resources, shell, widgets
+from pages._ui.text import plain
 from target_core.costs import chat_model, openai_model, run_embedding_cost
 from target_core.engine.presets import pipeline_preset
 from target_core.engine.runner import run_retrieval
@@ -19,10 +20,10 @@ from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
 from target_core.retrievers import EXAMPLE_SPECS
 from target_core.types import DEFAULT_TOKEN_BUDGET, GenerationConfig, RunConfig
 
-ui.frame()
-dataset = ui.dataset_or_stop(ui.pick_dataset())
+shell.frame()
+dataset = widgets.dataset_or_stop(widgets.pick_dataset())
 st.title("Run")
-st.caption(f"on **{ui.plain(dataset.name)}** ({dataset.task}, {len(dataset.tables):,} tables, "
+st.caption(f"on **{plain(dataset.name)}** ({dataset.task}, {len(dataset.tables):,} tables, "
            f"{len(dataset.queries):,} queries)")
 
 NO_GENERATOR = "none (retrieval only)"
@@ -34,7 +35,8 @@ def use_gtr_t() -> None:
     state = st.session_state
     state["run-specs"] = [preset.retriever]
     state["run-preset"] = preset.view
-    state["run-generator"] = preset.generator if ui.settings().openai_api_key else "heuristic"
+    state["run-generator"] = (preset.generator if resources.settings().openai_api_key
+                              else "heuristic")
     state["run-context"] = preset.context
     state["run-context-k"] = preset.context_k or 0
     state["run-sql-schema"] = preset.sql_schema
@@ -48,7 +50,7 @@ specs = st.multiselect("Retrievers", EXAMPLE_SPECS, default=["bm25", "tfidf"],
                        accept_new_options=True, key="run-specs",
                        help="Type another spec, e.g. dense:openai/text-embedding-3-large.")
 with st.expander("Table view", expanded=False):
-    view = ui.view_picker("run")
+    view = widgets.view_picker("run")
 cols = st.columns(3)
 top_k = int(cols[0].number_input("k (tables per query)", 1, 1000, 10, key="run-k"))
 limit = int(cols[1].number_input("Queries (0 = all)", 0, len(dataset.queries), 0,
@@ -84,7 +86,7 @@ if dataset.task in ("qa", "fact", "sql"):
 
 if generation is not None and (chat := chat_model(generation.generator)):
     n = (limit or len(dataset.queries)) * max(1, len(specs))
-    estimate = ui.chat_estimate(dataset, generation, top_k=top_k, n_queries=n, model=chat)
+    estimate = resources.chat_estimate(dataset, generation, top_k=top_k, n_queries=n, model=chat)
     price = ("no known price (local or unknown model)" if estimate.usd is None
              else f"about ${estimate.usd:,.4f}")
     st.info(f"{chat}: about {estimate.tokens_in:,} prompt and {estimate.tokens_out:,} reply "
@@ -112,7 +114,7 @@ if st.button("Launch", type="primary", disabled=not specs):
         config = RunConfig(dataset=dataset.name, retriever=spec, view=view, top_k=top_k,
                            limit=limit or None, seed=seed, generation=generation)
         try:
-            result = run_retrieval(config, settings=ui.settings(), progress=progress)
+            result = run_retrieval(config, settings=resources.settings(), progress=progress)
         except TargetError as exc:
             bar.empty()
             st.error(f"{spec}: {exc}")
@@ -123,7 +125,7 @@ if st.button("Launch", type="primary", disabled=not specs):
         st.success(f"{len(finished)} run(s) stored: " + ", ".join(finished))
 
 st.subheader("Runs on this dataset")
-runs = ui.store().list_runs(dataset=dataset.name)
+runs = resources.store().list_runs(dataset=dataset.name)
 if not runs:
     st.info("No runs yet: pick retrievers and launch.")
 else:

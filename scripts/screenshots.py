@@ -35,13 +35,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_app(env: dict[str, str] | None = None, timeout: float = 90) -> Iterator[str]:
-    """Run `streamlit run app.py` on a free loopback port; yield its base URL."""
+def serve_app(env: dict[str, str] | None = None, timeout: float = 90,
+              root: Path = ROOT) -> Iterator[str]:
+    """Run `streamlit run app.py` in `root` (the dashboard's folder unless given) on a
+    free loopback port; yield its base URL."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
         env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + timeout
@@ -88,7 +90,7 @@ def visit(page: Any, url: str, settle_ms: int = 800) -> None:
     """Open `url` and wait until Streamlit has run the script and drawn everything.
 
     "Settled" must hold twice, `settle_ms` apart, because a page may rerun itself
-    (see pages/_shared.py, frame()) right after its first run finishes.
+    (see pages/_ui/shell.py, frame()) right after its first run finishes.
     """
     page.goto(url)
     settle(page, settle_ms)

@@ -1,7 +1,7 @@
 """The Query page's downstream section: generated answer vs reference, fact label vs
 gold, or predicted vs gold SQL with both results and their diff. Renders an
 AnswerView (target_core.views.answer); every piece of dataset or model text goes
-through ui.plain or a dataframe/code block, never through HTML."""
+through plain() or a dataframe/code block, never through HTML."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from itertools import groupby
 
 import streamlit as st
 
-from pages import _shared as ui
+from pages._ui.text import plain
+from pages._ui.widgets import grid_height
 from target_core.views.answer import ERROR_CLASS_HELP, AnswerView
 
 
@@ -18,13 +19,13 @@ def marked(tokens: list[tuple[str, bool]]) -> str:
     (one background per run of such words)."""
     parts: list[str] = []
     for shared, group in groupby(tokens, key=lambda item: item[1]):
-        text = ui.plain(" ".join(t for t, _ in group))
+        text = plain(" ".join(t for t, _ in group))
         parts.append(text if shared else f":orange-background[{text}]")
     return " ".join(parts) or "*(empty)*"
 
 
 def _facts(view: AnswerView) -> str:
-    parts = [ui.plain(view.generator), f"context: {view.context_mode}"]
+    parts = [plain(view.generator), f"context: {view.context_mode}"]
     if view.facts.get("ms") is not None:
         parts.append(f"{view.facts['ms']:.0f} ms")
     if view.facts.get("tokens_in") is not None:
@@ -39,7 +40,7 @@ def render(view: AnswerView) -> None:
     st.subheader(heading.get(view.task, "Generation"))
     st.caption(_facts(view))
     if view.error:
-        st.error(f"The generator failed on this query: {ui.plain(view.error)}")
+        st.error(f"The generator failed on this query: {plain(view.error)}")
     if view.task == "qa":
         _qa(view)
     elif view.task == "fact":
@@ -54,9 +55,9 @@ def render(view: AnswerView) -> None:
             st.dataframe(view.context, hide_index=True, width="stretch")
         if view.dropped:
             st.markdown("Left out (over the token budget): "
-                        + ", ".join(ui.plain(d) for d in view.dropped))
+                        + ", ".join(plain(d) for d in view.dropped))
         if view.budget_note:
-            st.caption(ui.plain(view.budget_note))
+            st.caption(plain(view.budget_note))
         if view.facts.get("reasoning"):
             st.markdown("**Reasoning**")
             st.text(str(view.facts["reasoning"]))
@@ -78,7 +79,7 @@ def _fact(view: AnswerView) -> None:
     left.metric("Predicted", view.predicted_label or "")
     middle.metric("Gold", view.gold_label or "")
     right.metric("Verdict", "correct" if view.correct else "wrong")
-    st.markdown(f"Reply: {ui.plain(view.answer) or '*(empty)*'}")
+    st.markdown(f"Reply: {plain(view.answer) or '*(empty)*'}")
     st.caption("The reply maps to a label by TARGET's rule: it contains \"true\", else "
                "\"false\", else Not Enough Information.")
 
@@ -91,20 +92,20 @@ def _sql(view: AnswerView) -> None:
     box = st.success if good else st.warning
     box(f"**{sql.error_class.replace('_', ' ')}**: {ERROR_CLASS_HELP.get(sql.error_class, '')}")
     left, right = st.columns(2)
-    left.markdown(f"**Predicted** · database `{ui.plain(sql.pred_database or 'none')}`")
+    left.markdown(f"**Predicted** · database `{plain(sql.pred_database or 'none')}`")
     left.code(sql.pred_sql or "-- no SQL", language="sql", wrap_lines=True)
-    right.markdown(f"**Gold** · database `{ui.plain(sql.gold_database)}`")
+    right.markdown(f"**Gold** · database `{plain(sql.gold_database)}`")
     right.code(sql.gold_sql, language="sql", wrap_lines=True)
-    left.caption(ui.plain(sql.pred_note))
+    left.caption(plain(sql.pred_note))
     if sql.pred is not None and not sql.pred.empty:
         left.dataframe(sql.pred, hide_index=True, width="stretch",
-                       height=ui.grid_height(len(sql.pred)))
-    right.caption(ui.plain(sql.gold_note))
+                       height=grid_height(len(sql.pred)))
+    right.caption(plain(sql.gold_note))
     if not sql.gold.empty:
         right.dataframe(sql.gold, hide_index=True, width="stretch",
-                        height=ui.grid_height(len(sql.gold)))
+                        height=grid_height(len(sql.gold)))
     for finding in sql.findings:
-        st.markdown(f"- {ui.plain(finding)}")
+        st.markdown(f"- {plain(finding)}")
     if sql.counts and (sql.only_gold is not None or sql.only_pred is not None):
         counts = sql.counts
         st.markdown(f"**Execution diff**: {counts['n_shared']} shared rows, "
@@ -114,8 +115,8 @@ def _sql(view: AnswerView) -> None:
         if sql.only_pred is not None and not sql.only_pred.empty:
             left.markdown("Only in the prediction")
             left.dataframe(sql.only_pred, hide_index=True, width="stretch",
-                           height=ui.grid_height(len(sql.only_pred)))
+                           height=grid_height(len(sql.only_pred)))
         if sql.only_gold is not None and not sql.only_gold.empty:
             right.markdown("Only in gold")
             right.dataframe(sql.only_gold, hide_index=True, width="stretch",
-                            height=ui.grid_height(len(sql.only_gold)))
+                            height=grid_height(len(sql.only_gold)))

@@ -1,0 +1,75 @@
+"""What the pages share across reruns: settings, the run store, dataset loads and
+lookups, and the cached summaries and cost estimates."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from target_core.config import Settings, load_settings
+from target_core.costs import ChatCostEstimate, generation_cost
+from target_core.datasets import DatasetInfo, discover, list_datasets, load_dataset, open_lookup
+from target_core.engine.store import RunStore
+from target_core.types import Dataset, GenerationConfig, TableLookup, TableView
+from target_core.views.datasets import DatasetSummary, summarize
+
+
+@st.cache_resource(show_spinner=False)
+def settings() -> Settings:
+    return load_settings()
+
+
+def store() -> RunStore:
+    """The workspace's run store (a new connection per script run: sqlite connections
+    must not cross Streamlit's threads)."""
+    return RunStore.in_workspace(settings().workspace)
+
+
+def dataset_names() -> list[str]:
+    """The local datasets' names (hub datasets excluded); raises TargetError."""
+    return [name for name, entry in discover(settings()).items() if entry.kind != "hub"]
+
+
+@st.cache_data(show_spinner="Counting datasets…", ttl=60)
+def dataset_infos() -> list[DatasetInfo]:
+    """Every local dataset with counts (or the error that stops it loading)."""
+    return list_datasets(settings())
+
+
+@st.cache_resource(show_spinner="Loading dataset…", max_entries=8)
+def _load(name: str, workspace: str) -> Dataset:
+    return load_dataset(name, settings())
+
+
+def load_by_name(name: str) -> Dataset:
+    """Load a dataset (cached); raises TargetError."""
+    return _load(name, str(settings().workspace))
+
+
+def lookup_by_name(name: str) -> TableLookup:
+    """A dataset's queries and tables for showing a few of them: large corpora that
+    loaded before are read table by table instead of in full; raises TargetError."""
+    return open_lookup(name, settings())
+
+
+@st.cache_data(show_spinner="Measuring tables…", max_entries=32)
+def _summary(_dataset: Dataset, fingerprint: str, view: dict[str, object]) -> DatasetSummary:
+    return summarize(_dataset, TableView.from_dict(view))
+
+
+def summary(dataset: Dataset, view: TableView) -> DatasetSummary:
+    """Per-table sizes under `view`, cached per (dataset fingerprint, view)."""
+    return _summary(dataset, dataset.fingerprint, view.to_dict())
+
+
+@st.cache_data(show_spinner="Estimating tokens…", max_entries=32)
+def _chat_estimate(_dataset: Dataset, fingerprint: str, generation: dict[str, object],
+                   top_k: int, n_queries: int, model: str) -> ChatCostEstimate:
+    return generation_cost(_dataset, GenerationConfig.from_dict(generation), top_k=top_k,
+                           n_queries=n_queries, model=model)
+
+
+def chat_estimate(dataset: Dataset, generation: GenerationConfig, *, top_k: int,
+                  n_queries: int, model: str) -> ChatCostEstimate:
+    """The generation cost estimate, cached: it counts the tokens of every table."""
+    return _chat_estimate(dataset, dataset.fingerprint, generation.to_dict(), top_k,
+                          n_queries, model)

@@ -1,0 +1,75 @@
+"""The pages' shared widgets: the sidebar's dataset and run pickers, the table-view
+picker, and the few helpers around them."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages._ui import resources
+from pages._ui.url import url_selectbox
+from target_core.errors import TargetError
+from target_core.types import VIEW_PRESETS, Dataset, TableView
+
+
+def pick_dataset() -> str | None:
+    """The sidebar's dataset selector, kept in the URL as ?dataset=NAME."""
+    try:
+        names = resources.dataset_names()
+    except TargetError as exc:
+        st.sidebar.error(str(exc))
+        return None
+    if not names:
+        st.sidebar.warning("No datasets found. Add a folder on TARGET_DATASETS.")
+        return None
+    return url_selectbox("Dataset", names, param="dataset", key="dataset", where=st.sidebar,
+                         default="demo-qa")
+
+
+def pick_run(runs: list, key: str) -> str:
+    """The sidebar's run selector over `runs` (RunRecords), kept in the URL as ?run=ID."""
+    labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label} · "
+              f"{r.config.view.label} · k={r.config.top_k}" for r in runs}
+    return url_selectbox("Run", list(labels), param="run", key=key, where=st.sidebar,
+                         format_func=labels.get)
+
+
+def dataset_or_stop(name: str | None) -> Dataset:
+    """Load the dataset, or show the error and stop the page."""
+    if name is None:
+        st.info("Pick a dataset in the sidebar.")
+        st.stop()
+    try:
+        return resources.load_by_name(name)
+    except TargetError as exc:
+        st.error(f"Cannot load dataset '{name}': {exc}")
+        st.stop()
+
+
+def grid_height(n_rows: int, max_rows: int = 10) -> int:
+    """Pixel height for a dataframe showing up to `max_rows` rows without empty filler."""
+    return 38 + 35 * max(1, min(n_rows, max_rows))
+
+
+def view_picker(key: str, default: str = "default") -> TableView:
+    """Widgets for a TableView: a preset, then adjustable title, rows and format."""
+    presets = list(VIEW_PRESETS)
+    preset = st.selectbox("Table view preset", presets, index=presets.index(default),
+                          key=f"{key}-preset",
+                          help="How a table becomes text for retrievers and prompts.")
+    base = VIEW_PRESETS[preset]
+    cols = st.columns(5)
+    title = cols[0].toggle("Page title", base.title, key=f"{key}-{preset}-title")
+    section = cols[1].toggle("Section title", base.section_title, key=f"{key}-{preset}-section")
+    table_id = cols[2].toggle("Table id", base.table_id, key=f"{key}-{preset}-tid")
+    modes = ["all rows", "first N rows", "header only"]
+    mode_index = 0 if base.rows is None else (2 if base.rows == 0 else 1)
+    mode = cols[3].selectbox("Rows", modes, index=mode_index, key=f"{key}-{preset}-rows")
+    fmt = cols[4].selectbox("Format", ["markdown", "csv", "json"],
+                            index=["markdown", "csv", "json"].index(base.format),
+                            key=f"{key}-{preset}-format")
+    rows: int | None = None if mode == "all rows" else 0
+    if mode == "first N rows":
+        rows = int(st.number_input("N rows", min_value=1, max_value=100_000,
+                                   value=base.rows or 20, key=f"{key}-{preset}-n"))
+    return TableView(title=title, section_title=section, table_id=table_id, rows=rows,
+                     format=fmt)

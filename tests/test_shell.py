@@ -1,0 +1,120 @@
+"""pages/_ui/shell.py, frame(): the workaround for Streamlit's legacy `pages/` directory
+mode rests on a private class attribute, PagesManager.uses_pages_directory. These tests
+pin what that attribute means in the installed Streamlit, show that the legacy fallback
+still happens without frame() (the day it stops, the workaround can go), and check that
+a deep link into a freshly started server runs through app.py's navigation.
+
+A failure here after a Streamlit upgrade means the workaround needs a second look: read
+the module docstring of pages/_ui/shell.py before changing anything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from browser_support import require_chromium, screenshots
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER = "FRAME-MARKER"  # what the entrypoint of the small app writes to its sidebar
+
+
+@pytest.fixture(autouse=True)
+def _keep_the_flag() -> Iterator[None]:
+    """The flag is process-wide: put back whatever the other tests left in it."""
+    saved = PagesManager.uses_pages_directory
+    yield
+    PagesManager.uses_pages_directory = saved
+
+
+@pytest.fixture
+def small_app(tmp_path: Path) -> Path:
+    """An st.navigation app with its page files in `pages/`, and no frame() in them."""
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "app.py").write_text(
+        "import streamlit as st\n"
+        "page = st.navigation([st.Page('pages/home.py', default=True),\n"
+        "                      st.Page('pages/other.py')])\n"
+        f"st.sidebar.markdown('{MARKER}')\n"
+        "page.run()\n", encoding="utf-8")
+    for name in ("home", "other"):
+        (tmp_path / "pages" / f"{name}.py").write_text(
+            f"import streamlit as st\nst.title('{name} page')\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_the_flag_is_decided_by_a_pages_folder_beside_the_main_script(tmp_path: Path) -> None:
+    assert "uses_pages_directory" in vars(PagesManager), \
+        "PagesManager.uses_pages_directory is gone: see pages/_ui/shell.py"
+    PagesManager.uses_pages_directory = None
+    PagesManager(str(ROOT / "app.py"))
+    assert PagesManager.uses_pages_directory is True  # the first session of a process
+    PagesManager.uses_pages_directory = None
+    (tmp_path / "app.py").write_text("", encoding="utf-8")
+    PagesManager(str(tmp_path / "app.py"))
+    assert PagesManager.uses_pages_directory is False
+    PagesManager(str(ROOT / "app.py"))
+    assert PagesManager.uses_pages_directory is False  # decided once, then left alone
+
+
+def test_a_page_alone_runs_without_the_entrypoint_while_the_flag_is_set(
+        small_app: Path) -> None:
+    """The fallback that frame() undoes: AppTest, like a fresh server, starts with the
+    flag unset, so a session opened on a page runs that page file without app.py."""
+    at = AppTest.from_file(str(small_app / "app.py"))
+    at.switch_page("pages/other.py")
+    at.run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["other page"]
+    assert MARKER not in [m.value for m in at.sidebar.markdown], \
+        "Streamlit ran app.py for a page in pages/: the fallback may be gone upstream"
+    assert PagesManager.uses_pages_directory is True
+
+
+def test_st_navigation_turns_the_flag_off(small_app: Path) -> None:
+    at = AppTest.from_file(str(small_app / "app.py"))
+    at.run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["home page"]
+    assert MARKER in [m.value for m in at.sidebar.markdown]
+    assert PagesManager.uses_pages_directory is False
+
+
+def test_frame_routes_a_page_through_app_py(app) -> None:
+    """The dashboard's pages call frame() first: opened alone, they end up in app.py's
+    navigation (the `app` fixture opens one page in a fresh AppTest)."""
+    at = app("pages/home.py")
+    assert "TARGET Explorer" in "".join(m.value for m in at.sidebar.markdown)
+    assert PagesManager.uses_pages_directory is False
+
+
+def _first_visit(page, base: str, target: str) -> tuple[str, str]:
+    screenshots.visit(page, f"{base}/{target}")
+    assert page.locator("[data-testid='stException']").count() == 0, target
+    body = page.locator("body").inner_text()
+    assert "Page not found" not in body, target
+    sidebar = page.locator("[data-testid='stSidebar']")
+    return (page.locator("h1").first.inner_text().strip(),
+            sidebar.inner_text() if sidebar.count() else "")
+
+
+def test_deep_link_into_a_fresh_server(small_app: Path, tmp_path: Path) -> None:
+    """The real thing, in chromium: without frame() a fresh server serves a deep link
+    from the legacy mode (the page without app.py); the dashboard's /query, the first
+    request to its own fresh server, runs through app.py's navigation."""
+    require_chromium()
+    env = {"TARGET_WORKSPACE": str(tmp_path / "ws")}
+    with screenshots.browser_page(height=900) as page:
+        with screenshots.serve_app(root=small_app) as base:
+            heading, sidebar = _first_visit(page, base, "other")
+            assert heading == "other page"
+            assert MARKER not in sidebar, \
+                "a fresh server ran app.py for a deep link: the fallback may be gone upstream"
+        with screenshots.serve_app(env) as base:
+            heading, sidebar = _first_visit(page, base, "query")
+            assert heading == "Query"
+            assert "TARGET Explorer" in sidebar, "app.py did not run for /query"
+            assert page.url.split("?")[0].endswith("/query")
