@@ -27,6 +27,7 @@ class Precomputed:
     spec = "precomputed"
     max_tokens = 10**9
     last_truncated = 0
+    backend = "precomputed"
 
     def __init__(self, vectors: np.ndarray) -> None:
         self.vectors = vectors

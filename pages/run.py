@@ -12,13 +12,19 @@ import streamlit as st
 
 from pages._ui import resources, shell, widgets
 from pages._ui.text import plain
-from target_core.costs import chat_model, openai_model, run_embedding_cost
+from target_core.costs import RunCostEstimate, estimate_run_cost
 from target_core.engine.presets import pipeline_preset
 from target_core.engine.runner import run_retrieval
 from target_core.errors import TargetError
 from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
 from target_core.retrievers import EXAMPLE_SPECS
-from target_core.types import DEFAULT_TOKEN_BUDGET, GenerationConfig, RunConfig
+from target_core.types import (
+    DEFAULT_TOKEN_BUDGET,
+    Dataset,
+    GenerationConfig,
+    RunConfig,
+    TableView,
+)
 
 shell.frame()
 dataset = widgets.dataset_or_stop(widgets.pick_dataset())
@@ -84,23 +90,33 @@ if dataset.task in ("qa", "fact", "sql"):
         if generator == "heuristic":
             st.caption("Generator: heuristic, an offline baseline with no model.")
 
-if generation is not None and (chat := chat_model(generation.generator)):
-    n = (limit or len(dataset.queries)) * max(1, len(specs))
-    estimate = resources.chat_estimate(dataset, generation, top_k=top_k, n_queries=n, model=chat)
-    price = ("no known price (local or unknown model)" if estimate.usd is None
-             else f"about ${estimate.usd:,.4f}")
-    st.info(f"{chat}: about {estimate.tokens_in:,} prompt and {estimate.tokens_out:,} reply "
-            f"tokens for {n:,} answers ({'counted' if estimate.exact else 'estimated'} "
-            f"tables, assumed reply lengths), {price}. Cached replies are free. Needs "
-            "OPENAI_API_KEY.")
-for model in sorted({m for m in map(openai_model, specs) if m}):
-    estimate = run_embedding_cost(dataset, view, model)
-    price = ("no known price (local or unknown model)" if estimate.usd is None
-             else f"about ${estimate.usd:,.4f}")
-    st.info(f"{model}: {estimate.tokens:,} tokens to embed "
-            f"({'counted' if estimate.exact else 'estimated'}), {price}. Embeddings already "
-            "in Chroma are not paid for again. Needs OPENAI_API_KEY (and OPENAI_BASE_URL "
-            "for a compatible server).")
+
+@st.cache_data(show_spinner="Estimating tokens…", max_entries=64)
+def run_estimate(_dataset: Dataset, fingerprint: str, spec: str,
+                 generation: dict[str, object] | None, view: dict[str, object], top_k: int,
+                 n_queries: int) -> RunCostEstimate:
+    """estimate_run_cost, cached: it counts the tokens of every table."""
+    config = None if generation is None else GenerationConfig.from_dict(generation)
+    return estimate_run_cost(_dataset, spec, config, top_k=top_k, n_queries=n_queries,
+                             view=TableView.from_dict(view))
+
+
+for spec in specs:
+    try:
+        estimate = run_estimate(dataset, dataset.fingerprint, spec,
+                                None if generation is None else generation.to_dict(),
+                                view.to_dict(), top_k,
+                                limit or len(dataset.queries))
+    except TargetError as exc:
+        st.error(f"{spec}: {exc}")
+        continue
+    if estimate.lines:
+        items = "\n".join(f"- {line.describe()}".replace("$", "\\$") for line in estimate.lines)
+        counted = ("" if all(line.exact for line in estimate.lines)
+                   else " Some token counts are estimates (tiktoken unavailable, or assumed "
+                   "summary and reply lengths).")
+        st.info(f"`{spec}`: estimated cost of this run\n{items}\n\nNeeds OPENAI_API_KEY (and "
+                f"OPENAI_BASE_URL for a compatible server).{counted}")
 
 if st.button("Launch", type="primary", disabled=not specs):
     finished = []

@@ -6,13 +6,27 @@ listed here gets no price). Embeddings already in Chroma are not charged again, 
 estimate is an upper bound for a repeated run. Generation: prompt tokens from the
 tables (or schemas) a query's context would hold, capped by the token budget, plus an
 assumed reply length per task; cached replies are free, so again an upper bound.
+
+Which parts of a run are paid comes from the registries (target_core.registry): the
+retriever's parts (dense's and hybrid's embedder; summary's embedder and the generator
+that writes a summary of every table) and the run's generator. `estimate_run_cost`
+prices each paid part as one line item:
+
+    estimate = estimate_run_cost(dataset, "summary:openai@openai:gpt-4o-mini", None,
+                                 top_k=10, n_queries=100)
+    [line.describe() for line in estimate.lines]   # table summaries, their embeddings
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from target_core.embeddings.openai_embedder import DEFAULT_MODEL, MODEL_MAX_TOKENS
+from target_core.embeddings import EMBEDDERS
+from target_core.embeddings.openai_embedder import MODEL_MAX_TOKENS
+from target_core.generators import GENERATORS
+from target_core.registry import Part, Registry
+from target_core.retrievers import RETRIEVERS
 from target_core.serialize import table_text
 from target_core.tokens import TokenCounter, get_counter
 from target_core.types import Dataset, GenerationConfig, TableView
@@ -32,29 +46,26 @@ class CostEstimate:
     """False when tokens are a tiktoken-free estimate."""
 
 
-def openai_model(spec: str) -> str | None:
-    """The OpenAI embedding model a retriever spec uses, or None if it uses none."""
-    family, _, arg = spec.partition(":")
-    if family not in ("dense", "hybrid") or not arg.startswith("openai"):
-        return None
-    return arg.partition("/")[2] or DEFAULT_MODEL
-
-
 def embedding_cost(texts: list[str], queries: list[str], model: str) -> CostEstimate:
     """Tokens (each text capped at the model's limit) and price of embedding everything."""
     counter = get_counter("cl100k_base")
     limit = MODEL_MAX_TOKENS.get(model, 8191)
     tokens = sum(min(n, limit) for n in counter.count_many(texts + queries))
+    return CostEstimate(model, tokens, _embedding_usd(model, tokens), counter.exact)
+
+
+def _embedding_usd(model: str, tokens: int) -> float | None:
     price = EMBEDDING_PRICE_PER_MILLION.get(model)
-    return CostEstimate(model, tokens, None if price is None else tokens * price / 1e6,
-                        counter.exact)
+    return None if price is None else tokens * price / 1e6
 
 
-def run_embedding_cost(dataset: Dataset, view: TableView, model: str) -> CostEstimate:
+def run_embedding_cost(dataset: Dataset, view: TableView, model: str,
+                       queries: list[str] | None = None) -> CostEstimate:
     """The estimate for a dense run on `dataset` under `view`: every table text (as the
-    view renders it) plus every query."""
-    return embedding_cost([table_text(t, view) for t in dataset.tables],
-                          [q.query for q in dataset.queries], model)
+    view renders it) plus `queries` (default: every query of the dataset)."""
+    if queries is None:
+        queries = [q.query for q in dataset.queries]
+    return embedding_cost([table_text(t, view) for t in dataset.tables], queries, model)
 
 
 CHAT_PRICE_PER_MILLION = {"gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00),
@@ -78,11 +89,9 @@ class ChatCostEstimate:
 
 
 def chat_model(generator: str) -> str | None:
-    """The OpenAI chat model a generator spec uses, or None (heuristic)."""
-    from target_core.generators.openai_chat import DEFAULT_MODEL
-
-    family, _, arg = generator.partition(":")
-    return (arg or DEFAULT_MODEL) if family == "openai" else None
+    """The chat model a generator spec is billed for, or None (heuristic); an unknown
+    generator raises UnknownNameError."""
+    return GENERATORS.paid_model(generator)
 
 
 def generation_cost(dataset: Dataset, generation: GenerationConfig, *, top_k: int,
@@ -120,9 +129,13 @@ def generation_cost(dataset: Dataset, generation: GenerationConfig, *, top_k: in
     per_query_in = PROMPT_OVERHEAD + min(context, generation.token_budget)
     tokens_in = int(per_query_in * n_queries)
     tokens_out = OUTPUT_TOKENS.get(dataset.task, 60) * n_queries
+    return ChatCostEstimate(model, n_queries, tokens_in, tokens_out,
+                            _chat_usd(model, tokens_in, tokens_out), counter.exact)
+
+
+def _chat_usd(model: str, tokens_in: int, tokens_out: int) -> float | None:
     price = CHAT_PRICE_PER_MILLION.get(model)
-    usd = None if price is None else (tokens_in * price[0] + tokens_out * price[1]) / 1e6
-    return ChatCostEstimate(model, n_queries, tokens_in, tokens_out, usd, counter.exact)
+    return None if price is None else (tokens_in * price[0] + tokens_out * price[1]) / 1e6
 
 
 def _schema_tokens(dataset: Dataset, counter: TokenCounter) -> dict[tuple[str, str], int]:
@@ -132,3 +145,157 @@ def _schema_tokens(dataset: Dataset, counter: TokenCounter) -> dict[tuple[str, s
     return {(database, t.name): counter.count(t.create_sql)
             for database, path in dataset.databases.items()
             for t in read_schema(database, path)}
+
+
+SUMMARY_TOKENS = 80
+"""Assumed length of one table's summary reply (a name and a paragraph, as JSON), and so
+of the "name\nsummary" text the summary retriever embeds for it."""
+
+
+def summary_cost(dataset: Dataset, model: str) -> ChatCostEstimate:
+    """Tokens and price of the summary retriever's chat calls: per table, the tokens of
+    the messages that ask for its summary (system and user content: the instructions,
+    the header and the first rows) plus an assumed SUMMARY_TOKENS reply. `queries` of
+    the result counts tables here, one call each."""
+    from target_core.generators.openai_chat import table_summary_messages
+    from target_core.retrievers.summary import SUMMARY_ROWS
+
+    counter = get_counter()
+    prompts = [m["content"] for t in dataset.tables
+               for m in table_summary_messages(t, SUMMARY_ROWS)]
+    tokens_in = sum(counter.count_many(prompts))
+    tokens_out = SUMMARY_TOKENS * len(dataset.tables)
+    return ChatCostEstimate(model, len(dataset.tables), tokens_in, tokens_out,
+                            _chat_usd(model, tokens_in, tokens_out), counter.exact)
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """One paid part of a run: which registered component, for what, tokens and price."""
+
+    part: Part
+    """The paid component: Part("embedder", "openai/...") or Part("generator", "openai:...")."""
+    model: str
+    what: str
+    """What the tokens buy: "12 tables + 30 queries", "12 table summaries", "30 queries"."""
+    tokens_in: int
+    tokens_out: int
+    """Reply tokens (assumed lengths); 0 for embeddings."""
+    usd: float | None
+    """None when the model has no known price (a local or unknown model)."""
+    exact: bool
+    """False when the input tokens are a tiktoken-free estimate."""
+
+    def describe(self) -> str:
+        """One line: model, tokens, what for, price, and what is not paid twice."""
+        if self.part.kind == "embedder":
+            tokens = f"{self.tokens_in:,} tokens to embed {self.what}"
+            free = "embeddings already in Chroma are free"
+        else:
+            tokens = (f"{self.tokens_in:,} prompt + {self.tokens_out:,} reply tokens "
+                      f"for {self.what}")
+            free = "cached replies are free"
+        price = "no known price" if self.usd is None else f"about ${self.usd:,.4f}"
+        return f"{self.model}: {tokens} ({price}; {free})"
+
+
+@dataclass(frozen=True)
+class RunCostEstimate:
+    """The line items of one run's bill; no lines means nothing in the run is paid."""
+
+    retriever: str
+    generator: str | None
+    lines: tuple[CostLine, ...]
+
+    @property
+    def usd(self) -> float:
+        """Total of the lines with a known price (see `unpriced` for the others)."""
+        return sum(line.usd for line in self.lines if line.usd is not None)
+
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        """Models of lines with no known price."""
+        return tuple(line.model for line in self.lines if line.usd is None)
+
+
+def estimate_run_cost(dataset: Dataset, retriever: str, generation: GenerationConfig | None,
+                      *, top_k: int, n_queries: int, view: TableView | None = None
+                      ) -> RunCostEstimate:
+    """The cost of one run of `retriever` (and `generation`, if any) over `n_queries`
+    queries of `dataset`, one line per paid part. `view` is the table view (default
+    TableView()); the first `n_queries` queries stand for the run's sample. Unknown
+    specs raise UnknownNameError."""
+    view = view or TableView()
+    queries = [q.query for q in dataset.queries[:n_queries]]
+    entry, arg = RETRIEVERS.parse(retriever)
+    lines: list[CostLine] = []
+    if (priced := RETRIEVER_COSTS.get(entry.name)) is not None:
+        lines += priced(dataset, entry.parts(arg), view, queries)
+    if generation is not None and (model := chat_model(generation.generator)):
+        chat = generation_cost(dataset, generation, top_k=top_k, n_queries=n_queries,
+                               model=model)
+        lines.append(CostLine(Part("generator", generation.generator), model,
+                              _count(n_queries, "query", "queries"), chat.tokens_in,
+                              chat.tokens_out, chat.usd, chat.exact))
+    return RunCostEstimate(retriever, generation.generator if generation else None,
+                           tuple(lines))
+
+
+def _table_embeddings(dataset: Dataset, parts: Sequence[Part], view: TableView,
+                      queries: list[str]) -> list[CostLine]:
+    """dense, hybrid: every table as the view renders it, and the queries."""
+    lines = []
+    for part in parts:
+        if part.kind == "embedder" and (model := EMBEDDERS.paid_model(part.spec)):
+            cost = run_embedding_cost(dataset, view, model, queries)
+            what = (f"{_count(len(dataset.tables), 'table', 'tables')} + "
+                    f"{_count(len(queries), 'query', 'queries')}")
+            lines.append(CostLine(part, model, what, cost.tokens, 0, cost.usd, cost.exact))
+    return lines
+
+
+def _summaries(dataset: Dataset, parts: Sequence[Part], view: TableView,
+               queries: list[str]) -> list[CostLine]:
+    """summary: a chat call per table, then the summaries (SUMMARY_TOKENS each, the view
+    does not apply) and the queries embedded."""
+    lines = []
+    n = len(dataset.tables)
+    for part in sorted(parts, key=lambda p: p.kind != "generator"):  # summaries come first
+        if part.kind == "generator" and (model := GENERATORS.paid_model(part.spec)):
+            chat = summary_cost(dataset, model)
+            lines.append(CostLine(part, model, _count(n, "table summary", "table summaries"),
+                                  chat.tokens_in, chat.tokens_out, chat.usd, chat.exact))
+        elif part.kind == "embedder" and (model := EMBEDDERS.paid_model(part.spec)):
+            cost = embedding_cost([], queries, model)
+            tokens = cost.tokens + SUMMARY_TOKENS * n
+            what = (f"{_count(n, 'table summary', 'table summaries')} + "
+                    f"{_count(len(queries), 'query', 'queries')}")
+            lines.append(CostLine(part, model, what, tokens, 0, _embedding_usd(model, tokens),
+                                  False))
+    return lines
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+RETRIEVER_COSTS: dict[str, Callable[[Dataset, Sequence[Part], TableView, list[str]],
+                                    list[CostLine]]] = {
+    "dense": _table_embeddings, "hybrid": _table_embeddings, "summary": _summaries}
+"""How each retriever family uses its paid parts. A family with paid parts and no entry
+here gets no estimate, and tests/test_costs.py fails for its examples."""
+
+
+def paid_parts(part: Part) -> list[tuple[Part, str]]:
+    """`part` and the components it uses, recursively, that an API bills, with the
+    billed model: paid_parts(Part("retriever", "hybrid:openai")) ->
+    [(Part("embedder", "openai"), "text-embedding-3-small")]."""
+    registry = REGISTRIES[part.kind]
+    found = [(part, model)] if (model := registry.paid_model(part.spec)) else []
+    for used in registry.parts(part.spec):
+        found += paid_parts(used)
+    return found
+
+
+REGISTRIES: dict[str, Registry] = {r.kind: r for r in (RETRIEVERS, GENERATORS, EMBEDDERS)}
+"""The registries by kind, to follow Part.kind."""

@@ -1,17 +1,136 @@
-"""Cost estimates for paid embedding runs."""
+"""Cost estimates for paid runs: embeddings, answers and the summary retriever's table
+summaries, for every paid part a registered spec uses."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
-from target_core.costs import embedding_cost, openai_model
+from target_core import costs
+from target_core.costs import embedding_cost, estimate_run_cost, paid_parts
+from target_core.datasets.folder import load_folder
+from target_core.errors import UnknownNameError
+from target_core.generators import GENERATORS
+from target_core.registry import Part
+from target_core.retrievers import RETRIEVERS
+from target_core.serialize import table_text
 from target_core.tokens import estimate_tokens
+from target_core.types import Dataset, GenerationConfig, Query, Table, TableView
 
 
-def test_openai_model_from_spec() -> None:
-    assert openai_model("dense:openai") == "text-embedding-3-small"
-    assert openai_model("hybrid:openai/text-embedding-3-large") == "text-embedding-3-large"
-    assert openai_model("dense:minilm") is None and openai_model("bm25") is None
+def test_paid_parts_follow_the_registries() -> None:
+    assert paid_parts(Part("retriever", "dense:openai")) == [
+        (Part("embedder", "openai"), "text-embedding-3-small")]
+    assert paid_parts(Part("retriever", "hybrid:openai/text-embedding-3-large")) == [
+        (Part("embedder", "openai/text-embedding-3-large"), "text-embedding-3-large")]
+    assert paid_parts(Part("retriever", "summary:openai@openai:gpt-4o-mini")) == [
+        (Part("embedder", "openai"), "text-embedding-3-small"),
+        (Part("generator", "openai:gpt-4o-mini"), "gpt-4o-mini")]
+    assert paid_parts(Part("retriever", "summary:minilm@openai")) == [
+        (Part("generator", "openai"), "gpt-4o-mini")]
+    for free in ("bm25", "dense:minilm", "hybrid", "summary:minilm", "no-context"):
+        assert paid_parts(Part("retriever", free)) == []
+    assert paid_parts(Part("generator", "heuristic")) == []
+    with pytest.raises(UnknownNameError):
+        paid_parts(Part("retriever", "dense2:openai"))
+
+
+@pytest.mark.parametrize("spec", RETRIEVERS.examples())
+def test_every_retriever_example_has_a_line_per_paid_part(spec: str, handmade_dir) -> None:
+    """A spec registered with a paid part and no way to price it fails here."""
+    dataset = load_folder(handmade_dir)
+    estimate = estimate_run_cost(dataset, spec, None, top_k=2, n_queries=3)
+    paid = paid_parts(Part("retriever", spec))
+    assert sorted(line.part for line in estimate.lines) == sorted(p for p, _ in paid)
+    assert all(line.tokens_in > 0 and line.usd for line in estimate.lines)
+    assert estimate.usd == pytest.approx(sum(line.usd for line in estimate.lines))
+    if "openai" in spec:
+        assert estimate.lines and estimate.usd > 0
+
+
+@pytest.mark.parametrize("spec", GENERATORS.examples())
+def test_every_generator_example_has_a_line_per_paid_part(spec: str, handmade_dir) -> None:
+    dataset = load_folder(handmade_dir)
+    estimate = estimate_run_cost(dataset, "bm25", GenerationConfig(spec), top_k=2,
+                                 n_queries=3)
+    paid = paid_parts(Part("generator", spec))
+    assert [line.part for line in estimate.lines] == [p for p, _ in paid]
+    assert all(line.tokens_in > 0 and line.tokens_out > 0 for line in estimate.lines)
+    if "openai" in spec:
+        assert estimate.lines and estimate.usd > 0
+
+
+@dataclass(frozen=True)
+class WordCounter:
+    """A token counter for hand-computed numbers: one token per whitespace-separated word."""
+
+    exact: bool = False
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        return [self.count(t) for t in texts]
+
+
+def test_summary_estimate_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    """summary:openai@openai:gpt-4o-mini on two tables and two queries, counting words.
+
+    Summary prompts: the system message and the instructions (their own word counts, P),
+    then "Table: " + the table as the summary sees it, header and first 3 rows:
+      lakes: "Title: Lakes" 2, "Table: lakes" 2, header 5 ("| Lake | Depth |"),
+             separator 5, 3 of its 4 rows x 5                         = 29
+      runs:  "Table: runs" 2 (no title), header 5, separator 5, 1 row 5 = 17
+    replies 80 tokens each (SUMMARY_TOKENS). Embeddings: each summary 80 tokens, plus the
+    queries "how deep is vessa" 4 and "who ran" 2.
+    """
+    from target_core.generators.prompts import SUMMARY_INSTRUCTION, SUMMARY_SYSTEM
+
+    monkeypatch.setattr(costs, "get_counter", lambda *a, **k: WordCounter())
+    dataset = Dataset("tiny", "qa", (
+        Table("db", "lakes", ("Lake", "Depth"),
+              (("Vessa", 48), ("Orin", 102), ("Tamm", 12), ("Ulm", 7)), {"title": "Lakes"}),
+        Table("db", "runs", ("Runner", "Time"), (("Ada", "2:11"),))),
+        (Query("q1", "how deep is vessa", "48", (("db", "lakes"),), "db"),
+         Query("q2", "who ran", "Ada", (("db", "runs"),), "db")))
+    prompt = (len(SUMMARY_SYSTEM.split())
+              + len(SUMMARY_INSTRUCTION.format(table_contents="").split()))
+    estimate = estimate_run_cost(dataset, "summary:openai@openai:gpt-4o-mini", None,
+                                 top_k=1, n_queries=2)
+    summaries, = (line for line in estimate.lines if line.part.kind == "generator")
+    assert summaries.model == "gpt-4o-mini" and summaries.what == "2 table summaries"
+    assert summaries.tokens_in == 2 * prompt + 29 + 17
+    assert summaries.tokens_out == 2 * 80
+    assert summaries.usd == pytest.approx(((2 * prompt + 46) * 0.15 + 160 * 0.60) / 1e6)
+    embeddings, = (line for line in estimate.lines if line.part.kind == "embedder")
+    assert embeddings.model == "text-embedding-3-small"
+    assert embeddings.tokens_in == 2 * 80 + 4 + 2 and embeddings.tokens_out == 0
+    assert embeddings.usd == pytest.approx(166 * 0.02 / 1e6)
+    assert not embeddings.exact  # the summaries' length is assumed
+    assert estimate.usd == pytest.approx(summaries.usd + embeddings.usd)
+    assert summaries.describe() == (
+        f"gpt-4o-mini: {2 * prompt + 46:,} prompt + 160 reply tokens for 2 table summaries "
+        f"(about ${summaries.usd:,.4f}; cached replies are free)")
+    assert embeddings.describe().startswith(
+        "text-embedding-3-small: 166 tokens to embed 2 table summaries + 2 queries")
+
+
+def test_run_estimate_adds_answers_and_counts_the_run_queries(handmade_dir,
+                                                              monkeypatch) -> None:
+    monkeypatch.setattr(costs, "get_counter", lambda *a, **k: WordCounter())
+    dataset = load_folder(handmade_dir)
+    generation = GenerationConfig("openai:gpt-4o", context="none")
+    estimate = estimate_run_cost(dataset, "dense:openai", generation, top_k=2, n_queries=1)
+    embed, answers = estimate.lines
+    tables = sum(len(table_text(t, TableView()).split()) for t in dataset.tables)
+    assert embed.tokens_in == tables + len(dataset.queries[0].query.split())
+    assert answers.part == Part("generator", "openai:gpt-4o") and answers.what == "1 query"
+    assert (answers.tokens_in, answers.tokens_out) == (250, 60)  # no context: the overhead
+    local = estimate_run_cost(dataset, "dense:openai/my-local-model", None, top_k=2,
+                              n_queries=1)
+    assert local.lines[0].usd is None and local.unpriced == ("my-local-model",)
+    assert "no known price" in local.lines[0].describe()
 
 
 def test_estimate_adds_texts_and_queries_and_prices_known_models() -> None:
@@ -76,3 +195,15 @@ def test_generation_estimate_by_context_mode(handmade_dir, monkeypatch) -> None:
     unknown = costs.generation_cost(dataset, GenerationConfig("openai:local-llama"), top_k=2,
                                     n_queries=n, model="local-llama")
     assert unknown.usd is None
+
+
+def test_run_page_shows_each_line_item(app) -> None:
+    at = app(page="pages/run.py", dataset="handmade-qa")
+    at.multiselect(key="run-specs").set_value(["bm25", "summary:openai@openai:gpt-4o-mini",
+                                               "dense:opneai"]).run()
+    assert not at.exception
+    notes = [i.value for i in at.info if "estimated cost" in i.value]
+    assert len(notes) == 1 and notes[0].startswith("`summary:openai@openai:gpt-4o-mini`")
+    assert "gpt-4o-mini:" in notes[0] and "table summaries (about \\$" in notes[0]
+    assert "text-embedding-3-small:" in notes[0]
+    assert any("dense:opneai" in e.value and "did you mean" in e.value for e in at.error)

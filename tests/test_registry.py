@@ -1,16 +1,40 @@
-"""Dataset registry: names, paths, TARGET_DATASETS, duplicates and typos."""
+"""Registries: the dataset registry (names, paths, TARGET_DATASETS, duplicates, typos),
+then the component registries (target_core.registry): every entry of every kind through
+its kind's contract, the spec grammar, duplicates and typos."""
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
+import re
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
+from test_retrievers import HANDMADE, retriever_contract
 
+import target_core
 from conftest import query_record, table_record
-from target_core.config import load_settings
+from target_core.config import Settings, load_settings
 from target_core.datasets import discover, list_datasets, load_dataset, resolve
-from target_core.errors import ConfigError, DatasetError, UnknownNameError
+from target_core.datasets.folder import load_folder
+from target_core.embeddings import Embedder, get_embedder
+from target_core.errors import ConfigError, DatasetError, TargetError, UnknownNameError
+from target_core.generators import (
+    Context,
+    Generation,
+    GenerationRequest,
+    Generator,
+    TableSummary,
+    build_generator,
+)
+from target_core.generators.prompts import build_messages
+from target_core.registry import DuplicateNameError, Entry, Part, Registry, Spec, parse_spec
+from target_core.retrievers import RETRIEVERS
+from target_core.serialize import table_text
+from target_core.types import TableView
 
 
 def _settings(tmp_path: Path, *extra: Path):
@@ -105,3 +129,154 @@ def test_spider_folder_by_path_and_by_name(tmp_path: Path) -> None:
     # the registry indexes the split's databases only, as TARGET's per-split corpora do
     used = {q.database_id for q in by_name.queries}
     assert {t.database_id for t in by_name.tables} == used
+
+
+# --- component registries -------------------------------------------------------------------
+
+def generator_contract(spec: str, settings: Settings) -> None:
+    """Build `spec`, answer one QA request and summarize one table through the protocol."""
+    generator = build_generator(spec, settings)
+    assert isinstance(generator, Generator)
+    assert parse_spec(generator.spec).name == parse_spec(spec).name
+    assert generator.label and generator.concurrency >= 1
+    dataset = load_folder(HANDMADE)
+    table, query = dataset.tables[0], dataset.queries[0].query
+    text = table_text(table, TableView())
+    request = GenerationRequest("qa", query, Context("retrieved", (table,), text=text),
+                                build_messages("qa", query, text))
+    generation = generator.generate(request)
+    assert isinstance(generation, Generation) and generation.error is None
+    assert isinstance(generation.answer, str)
+    summary = generator.summarize(table, rows=2)
+    assert isinstance(summary, TableSummary) and summary.name
+
+
+def embedder_contract(spec: str, settings: Settings) -> None:
+    """Build `spec` and embed two texts: unit float32 rows of the stated dimension."""
+    embedder = get_embedder(spec, settings)
+    assert isinstance(embedder, Embedder)
+    assert parse_spec(embedder.spec, "/").name == parse_spec(spec, "/").name
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", embedder.fingerprint())
+    assert isinstance(embedder.backend, str) and embedder.max_tokens > 0
+    vectors = embedder.embed(["Lakes of Norland by depth", "marathon results"],
+                             kind="document")
+    assert vectors.dtype == np.float32 and vectors.shape == (2, embedder.dimension)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.last_truncated == 0
+    with pytest.raises(TypeError):
+        embedder.embed("a single string", kind="query")
+
+
+CONTRACTS: dict[str, Callable[[str, Settings], None]] = {
+    "retriever": retriever_contract,
+    "generator": generator_contract,
+    "embedder": embedder_contract,
+}
+"""Every registry kind's contract; a kind without one fails test_every_kind_has_a_contract."""
+
+
+def _all_registries() -> dict[str, Registry]:
+    """Every Registry held at module level anywhere in target_core, by kind."""
+    found: dict[str, Registry] = {}
+    for info in pkgutil.walk_packages(target_core.__path__, "target_core."):
+        if info.name.rpartition(".")[2] == "__main__":
+            continue
+        for value in vars(importlib.import_module(info.name)).values():
+            if isinstance(value, Registry):
+                assert found.setdefault(value.kind, value) is value, f"two {value.kind} registries"
+    return found
+
+
+REGISTRIES = _all_registries()
+EXAMPLES = [(kind, spec) for kind, registry in REGISTRIES.items()
+            for spec in registry.examples()]
+
+
+@pytest.fixture
+def component_settings(tmp_path: Path, fake_openai) -> Settings:
+    """OpenAI parts talk to the fake server on loopback, with a dummy key."""
+    return load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws"),
+                                  "OPENAI_API_KEY": "sk-test-contract",
+                                  "OPENAI_BASE_URL": fake_openai.base_url})
+
+
+def test_every_kind_has_a_contract() -> None:
+    assert {"retriever", "generator", "embedder"} <= set(REGISTRIES)
+    assert set(REGISTRIES) == set(CONTRACTS)
+
+
+@pytest.mark.parametrize(("kind", "spec"), EXAMPLES, ids=[f"{k}-{s}" for k, s in EXAMPLES])
+def test_contract(kind: str, spec: str, component_settings: Settings) -> None:
+    CONTRACTS[kind](spec, component_settings)
+
+
+def test_every_entry_has_examples_of_its_own_family() -> None:
+    for registry in REGISTRIES.values():
+        for entry in registry:
+            assert entry.description and entry.examples, (registry.kind, entry.name)
+            assert registry.separator not in entry.name
+            for spec in entry.examples:
+                assert registry.parse(spec) == (entry, parse_spec(spec, registry.separator).arg)
+
+
+def test_parts_name_registered_specs() -> None:
+    """Every part of every example is a valid spec of a registered kind."""
+    for registry in REGISTRIES.values():
+        for spec in registry.examples():
+            for part in registry.parts(spec):
+                REGISTRIES[part.kind].parse(part.spec)
+
+
+def test_parts_fill_in_defaults() -> None:
+    assert RETRIEVERS.parts("summary:openai@openai:gpt-4o-mini") == (
+        Part("embedder", "openai"), Part("generator", "openai:gpt-4o-mini"))
+    assert RETRIEVERS.parts("summary") == (Part("embedder", "minilm"),
+                                           Part("generator", "heuristic"))
+    assert RETRIEVERS.parts("summary:@openai") == (Part("embedder", "minilm"),
+                                                   Part("generator", "openai"))
+    assert RETRIEVERS.parts("hybrid:openai") == (Part("embedder", "openai"),)
+    assert RETRIEVERS.parts("hybrid") == (Part("embedder", "minilm"),)
+    assert RETRIEVERS.parts("dense:openai/text-embedding-3-large") == (
+        Part("embedder", "openai/text-embedding-3-large"),)
+    assert RETRIEVERS.parts("bm25") == ()
+
+
+def test_spec_grammar() -> None:
+    assert parse_spec("bm25") == Spec("bm25", "")
+    assert parse_spec(" dense : openai/m ") == Spec("dense", "openai/m")
+    assert parse_spec("summary:openai@openai:gpt-4o") == Spec("summary", "openai@openai:gpt-4o")
+    assert parse_spec("openai/nomic-embed-text:v1.5", "/") == Spec("openai",
+                                                                  "nomic-embed-text:v1.5")
+    assert parse_spec("openai@openai:gpt-4o", "@") == Spec("openai", "openai:gpt-4o")
+    assert parse_spec("") == Spec("", "")
+
+
+def _entry(name: str) -> Entry[str]:
+    return Entry(name, f"the {name} thing", lambda arg, settings: f"{name}({arg})", (name,))
+
+
+def test_duplicate_registration_raises() -> None:
+    registry: Registry[str] = Registry("thing", [_entry("a")])
+    first = registry.get("a")
+    with pytest.raises(DuplicateNameError, match="thing 'a' is registered twice") as info:
+        registry.register(_entry("a"))
+    assert isinstance(info.value, TargetError)
+    assert registry.get("a") is first and len(registry) == 1
+    with pytest.raises(DuplicateNameError):
+        Registry("thing", [_entry("b"), _entry("b")])
+
+
+def test_unknown_names_suggest_the_closest() -> None:
+    registry: Registry[str] = Registry("thing", [_entry("alpha"), _entry("beta")])
+    with pytest.raises(UnknownNameError, match="did you mean 'alpha'") as info:
+        registry.get("alpah")
+    assert info.value.kind == "thing"
+    with pytest.raises(UnknownNameError, match="unknown thing 'bet:x'; did you mean 'beta'"):
+        registry.build("bet:x", load_settings(environ={}))
+    assert registry.build("beta:x", load_settings(environ={})) == "beta(x)"
+    assert [e.name for e in registry] == registry.names() == ["alpha", "beta"]
+    assert "alpha" in registry and "gamma" not in registry
+
+
+def test_registry_errors_are_target_errors() -> None:
+    assert issubclass(DuplicateNameError, ConfigError)

@@ -30,6 +30,7 @@ class BagOfWords:
     dimension = 64
     max_tokens = 512
     last_truncated = 0
+    backend = "numpy"
 
     def __init__(self) -> None:
         self.embedded = 0

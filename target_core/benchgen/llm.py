@@ -44,10 +44,12 @@ from target_core.benchgen.templates import Template
 from target_core.benchgen.timeref import TimeRange, describe, is_relative
 from target_core.config import Settings
 from target_core.errors import UnknownNameError
+from target_core.generators import GENERATORS
 from target_core.generators.cache import ResponseCache
 from target_core.generators.context import read_schema
 from target_core.generators.openai_chat import DEFAULT_MODEL, OpenAIGenerator
 from target_core.generators.prompts import today_line
+from target_core.registry import parse_spec
 
 log = logging.getLogger(__name__)
 
@@ -283,9 +285,10 @@ class LLMJudge:
 # --- factories ----------------------------------------------------------------------------
 
 def _openai_model(spec: str) -> str | None:
-    """The model of an `openai[:MODEL]` spec, or None for another family."""
-    family, _, model = spec.partition(":")
-    return (model.strip() or DEFAULT_MODEL) if family == "openai" else None
+    """The model of an `openai[:MODEL]` spec (the openai generator's), or None for
+    another family."""
+    parsed = parse_spec(spec)
+    return GENERATORS.get("openai").paid_model(parsed.arg) if parsed.name == "openai" else None
 
 
 def make_writer(spec: str, settings: Settings, databases: Mapping[str, Path], *,

@@ -60,13 +60,13 @@ def _print_registry(args: argparse.Namespace, entries: Any) -> int:
 def cmd_retrievers(args: argparse.Namespace) -> int:
     from target_core.retrievers import RETRIEVERS
 
-    return _print_registry(args, RETRIEVERS.values())
+    return _print_registry(args, RETRIEVERS)
 
 
 def cmd_generators(args: argparse.Namespace) -> int:
     from target_core.generators import GENERATORS
 
-    return _print_registry(args, GENERATORS.values())
+    return _print_registry(args, GENERATORS)
 
 
 def _view(args: argparse.Namespace) -> Any:
@@ -120,21 +120,22 @@ def run_config(args: argparse.Namespace) -> Any:
 
 
 def _print_estimate(config: Any, settings: Any) -> None:
-    """Before a paid generation run: the estimated tokens and price, on stderr."""
-    from target_core.costs import chat_model, generation_cost
+    """Before a paid run: the estimated tokens and price of each paid part, on stderr."""
+    from target_core.costs import estimate_run_cost, paid_parts
     from target_core.datasets import load_dataset
+    from target_core.registry import Part
 
-    model = chat_model(config.generation.generator) if config.generation else None
-    if model is None:
+    paid = paid_parts(Part("retriever", config.retriever))
+    if config.generation:
+        paid += paid_parts(Part("generator", config.generation.generator))
+    if not paid:
         return
     dataset = load_dataset(config.dataset, settings)
     n = min(config.limit or len(dataset.queries), len(dataset.queries))
-    estimate = generation_cost(dataset, config.generation, top_k=config.top_k, n_queries=n,
-                               model=model)
-    price = "no known price" if estimate.usd is None else f"about ${estimate.usd:,.4f}"
-    print(f"estimate for {model}: {estimate.tokens_in:,} prompt + {estimate.tokens_out:,} "
-          f"reply tokens for {n:,} queries ({price}; cached replies are free)",
-          file=sys.stderr)
+    estimate = estimate_run_cost(dataset, config.retriever, config.generation,
+                                 top_k=config.top_k, n_queries=n, view=config.view)
+    for line in estimate.lines:
+        print(f"estimate for {line.describe()}", file=sys.stderr)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

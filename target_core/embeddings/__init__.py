@@ -12,13 +12,11 @@ Specs (the part after `dense:` in a retriever spec):
     vectors = embedder.embed(texts, kind="document")   # float32 (n, 384), unit rows
     embedder.last_truncated                            # texts cut to max_tokens
 
-Adding an embedder means one module, one entry in EMBEDDERS and one README line.
+Specs follow target_core.registry's grammar with '/' as the separator. Adding an
+embedder means one module, one entry in EMBEDDERS and one README line.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from target_core.config import Settings
 from target_core.embeddings.base import (
@@ -30,51 +28,50 @@ from target_core.embeddings.base import (
     normalize_rows,
 )
 from target_core.errors import UnknownNameError
+from target_core.registry import Entry, Registry
 
-__all__ = ["EMBEDDERS", "KINDS", "Embedder", "EmbeddingError", "EmbedderEntry", "Kind",
-           "ModelFilesError", "get_embedder", "normalize_rows"]
+__all__ = ["EMBEDDERS", "EXAMPLE_SPECS", "KINDS", "Embedder", "EmbedderEntry", "EmbeddingError",
+           "Kind", "ModelFilesError", "get_embedder", "normalize_rows"]
 
-
-@dataclass(frozen=True)
-class EmbedderEntry:
-    name: str
-    description: str
-    build: Callable[[str, Settings], Embedder]
-    """build(argument after the first '/', or "" when none, settings)."""
+EmbedderEntry = Entry[Embedder]
 
 
 def _minilm(arg: str, settings: Settings) -> Embedder:
     from target_core.embeddings.minilm import MiniLMEmbedder
 
     if arg:
-        raise UnknownNameError("embedder", f"minilm/{arg}", EXAMPLE_SPECS)
+        raise UnknownNameError("embedder", f"minilm/{arg}", EMBEDDERS.examples())
     from target_core.embeddings import minilm_onnx
 
     return minilm_onnx.OnnxMiniLMEmbedder() if minilm_onnx.available() else MiniLMEmbedder()
 
 
+def _openai_model(arg: str) -> str:
+    """openai[/MODEL]: the embedding model, default text-embedding-3-small."""
+    from target_core.embeddings.openai_embedder import DEFAULT_MODEL
+
+    return arg or DEFAULT_MODEL
+
+
 def _openai(arg: str, settings: Settings) -> Embedder:
-    from target_core.embeddings.openai_embedder import DEFAULT_MODEL, OpenAIEmbedder
+    from target_core.embeddings.openai_embedder import OpenAIEmbedder
 
-    return OpenAIEmbedder(settings, arg or DEFAULT_MODEL)
+    return OpenAIEmbedder(settings, _openai_model(arg))
 
 
-EMBEDDERS: dict[str, EmbedderEntry] = {e.name: e for e in (
-    EmbedderEntry("minilm", "all-MiniLM-L6-v2 (384 dims, 256-token window), local, "
-                  "offline, no torch", _minilm),
-    EmbedderEntry("openai", "OpenAI or a compatible server (OPENAI_BASE_URL): openai/MODEL, "
-                  "default text-embedding-3-small", _openai),
-)}
+EMBEDDERS: Registry[Embedder] = Registry("embedder", (
+    Entry("minilm", "all-MiniLM-L6-v2 (384 dims, 256-token window), local, offline, no torch",
+          _minilm, ("minilm",)),
+    Entry("openai", "OpenAI or a compatible server (OPENAI_BASE_URL): openai/MODEL, "
+          "default text-embedding-3-small", _openai,
+          ("openai", "openai/text-embedding-3-small", "openai/text-embedding-3-large"),
+          paid_model=_openai_model),
+), separator="/")
 
-EXAMPLE_SPECS = ("minilm", "openai", "openai/text-embedding-3-small",
-                 "openai/text-embedding-3-large")
+EXAMPLE_SPECS = EMBEDDERS.examples()
 
 
 def get_embedder(spec: str, settings: Settings) -> Embedder:
     """The embedder for `spec`; unknown names raise UnknownNameError with a suggestion.
     An OpenAI embedder without OPENAI_API_KEY raises ConfigError here, before any work."""
-    family, _, arg = spec.strip().partition("/")
-    entry = EMBEDDERS.get(family)
-    if entry is None:
-        raise UnknownNameError("embedder", spec, EXAMPLE_SPECS)
-    return entry.build(arg, settings)
+    return EMBEDDERS.build(spec, settings)

@@ -42,6 +42,10 @@ class Embedder(Protocol):
     last_truncated: int
     """How many texts of the last `embed` call were truncated to max_tokens."""
 
+    backend: str
+    """What computes the vectors of a local model ("numpy", "onnxruntime"); "" for a
+    remote service. Recorded in a dense run's index info."""
+
     def embed(self, texts: Sequence[str], *, kind: Kind,
               progress: Progress = no_progress) -> np.ndarray:
         """float32 array (len(texts), dimension) with L2-normalized rows.

@@ -53,6 +53,8 @@ def _safe(text: str) -> str:
 class OpenAIEmbedder:
     """An OpenAI-compatible /v1/embeddings endpoint (see the module docstring)."""
 
+    backend = ""  # a remote service: nothing local computes the vectors
+
     def __init__(self, settings: Settings, model: str = DEFAULT_MODEL, *,
                  max_tokens: int | None = None, batch_size: int = 256,
                  request_tokens: int = 280_000, timeout: float = 60.0, max_retries: int = 5,

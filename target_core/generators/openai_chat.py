@@ -43,6 +43,12 @@ log = logging.getLogger(__name__)
 DEFAULT_MODEL = "gpt-4o-mini"
 
 
+def table_summary_messages(table: Table, rows: int) -> tuple[dict[str, str], ...]:
+    """The messages asking for `table`'s name and summary from its header and first `rows`
+    rows (what `summarize` sends, and what costs.py counts)."""
+    return summary_messages(table_text(first_rows(table, rows), TableView(table_id=True)))
+
+
 class _CallFailed(Exception):
     """A call that failed after the SDK's retries; the message is safe to show."""
 
@@ -121,9 +127,9 @@ class OpenAIGenerator:
                           **common)
 
     def summarize(self, table: Table, *, rows: int = 3) -> TableSummary:
-        text = table_text(first_rows(table, rows), TableView(table_id=True))
         try:
-            reply, _ = self._complete(summary_messages(text), {"type": "json_object"})
+            reply, _ = self._complete(table_summary_messages(table, rows),
+                                      {"type": "json_object"})
         except _CallFailed as exc:
             return TableSummary(name=table.title or table.table_id, summary="", error=str(exc))
         parsed = parse_json_object(reply.content) or {}

@@ -3,26 +3,33 @@
 Specs: `bm25`, `tfidf`, `no-context`, `dense:EMBEDDER` (`dense:minilm`,
 `dense:openai`, `dense:openai/MODEL`), `hybrid` (= `hybrid:minilm`, reciprocal-rank
 fusion of bm25 and dense:minilm) or `hybrid:EMBEDDER`, `summary:EMBEDDER[@GENERATOR]`
-(generated table summaries, embedded). Adding a retriever means one
-module, one entry in RETRIEVERS and one README line.
+(generated table summaries, embedded; default minilm@heuristic). The grammar is
+target_core.registry's; each family's `parts` reads its argument. Adding a retriever
+means one module, one entry in RETRIEVERS and one README line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 from target_core.config import Settings
-from target_core.errors import UnknownNameError
+from target_core.registry import Entry, Part, Registry, parse_spec
 from target_core.retrievers.base import Retriever
 
+DEFAULT_EMBEDDER = "minilm"
+DEFAULT_SUMMARIZER = "heuristic"
 
-@dataclass(frozen=True)
-class RetrieverEntry:
-    name: str
-    description: str
-    build: Callable[[str, Settings], Retriever]
-    """build(argument after the first ':', or "" when none, settings)."""
+RetrieverEntry = Entry[Retriever]
+
+
+def _embedder_part(arg: str) -> tuple[Part, ...]:
+    """dense:EMBEDDER and hybrid:EMBEDDER: the argument is an embedder spec."""
+    return (Part("embedder", arg or DEFAULT_EMBEDDER),)
+
+
+def _summary_parts(arg: str) -> tuple[Part, ...]:
+    """summary:EMBEDDER[@GENERATOR]: the first '@' splits (a generator spec has ':')."""
+    nested = parse_spec(arg, "@")
+    return (Part("embedder", nested.name or DEFAULT_EMBEDDER),
+            Part("generator", nested.arg or DEFAULT_SUMMARIZER))
 
 
 def _bm25(arg: str, settings: Settings) -> Retriever:
@@ -46,53 +53,53 @@ def _no_context(arg: str, settings: Settings) -> Retriever:
 def _dense(arg: str, settings: Settings) -> Retriever:
     from target_core.retrievers.dense import DenseRetriever
 
-    return DenseRetriever.from_spec(arg or "minilm", settings)
+    (embedder,) = _embedder_part(arg)
+    return DenseRetriever.from_spec(embedder.spec, settings)
 
 
 def _summary(arg: str, settings: Settings) -> Retriever:
     from target_core.retrievers.summary import SummaryRetriever
 
-    return SummaryRetriever.from_summary_spec(arg, settings)
+    embedder, generator = _summary_parts(arg)
+    return SummaryRetriever.from_specs(embedder.spec, generator.spec, settings)
 
 
 def _hybrid(arg: str, settings: Settings) -> Retriever:
     from target_core.retrievers.hybrid import HybridRetriever
 
-    return HybridRetriever.from_spec(arg or "minilm", settings)
+    (embedder,) = _embedder_part(arg)
+    return HybridRetriever.from_spec(embedder.spec, settings)
 
 
-RETRIEVERS: dict[str, RetrieverEntry] = {e.name: e for e in (
-    RetrieverEntry("bm25", "BM25 (Okapi, rank-bm25's formula) over the table text", _bm25),
-    RetrieverEntry("tfidf", "TF-IDF cosine over the table text (scikit-learn)", _tfidf),
-    RetrieverEntry("no-context", "retrieves nothing: the no-context baseline for generators",
-                   _no_context),
-    RetrieverEntry("dense", "embeddings in Chroma, cosine: dense:minilm (local, offline) or "
-                   "dense:openai[/MODEL]", _dense),
-    RetrieverEntry("hybrid", "reciprocal-rank fusion of bm25 and dense (hybrid[:EMBEDDER], "
-                   "default minilm)", _hybrid),
-    RetrieverEntry("summary", "generated table summaries embedded in Chroma, the LlamaIndex "
-                   "baseline (summary:EMBEDDER[@GENERATOR], default minilm@heuristic)",
-                   _summary),
-)}
+RETRIEVERS: Registry[Retriever] = Registry("retriever", (
+    Entry("bm25", "BM25 (Okapi, rank-bm25's formula) over the table text", _bm25,
+          ("bm25",)),
+    Entry("tfidf", "TF-IDF cosine over the table text (scikit-learn)", _tfidf, ("tfidf",)),
+    Entry("no-context", "retrieves nothing: the no-context baseline for generators",
+          _no_context, ("no-context",)),
+    Entry("dense", "embeddings in Chroma, cosine: dense:minilm (local, offline) or "
+          "dense:openai[/MODEL]", _dense, ("dense:minilm", "dense:openai"),
+          parts=_embedder_part),
+    Entry("hybrid", "reciprocal-rank fusion of bm25 and dense (hybrid[:EMBEDDER], "
+          "default minilm)", _hybrid, ("hybrid", "hybrid:openai"), parts=_embedder_part),
+    Entry("summary", "generated table summaries embedded in Chroma, the LlamaIndex "
+          "baseline (summary:EMBEDDER[@GENERATOR], default minilm@heuristic)", _summary,
+          ("summary:minilm", "summary:openai@openai:gpt-4o-mini"), parts=_summary_parts),
+))
 
-EXAMPLE_SPECS = ("bm25", "tfidf", "no-context", "dense:minilm", "dense:openai",
-                 "hybrid", "hybrid:openai", "summary:minilm",
-                 "summary:openai@openai:gpt-4o-mini")
+EXAMPLE_SPECS = RETRIEVERS.examples()
 
 
 def split_spec(spec: str) -> tuple[RetrieverEntry, str]:
     """The registry entry for `spec` and its argument; unknown names suggest the closest."""
-    family, _, arg = spec.strip().partition(":")
-    if family not in RETRIEVERS:
-        raise UnknownNameError("retriever", spec, EXAMPLE_SPECS)
-    return RETRIEVERS[family], arg
+    return RETRIEVERS.parse(spec)
 
 
 def build_retriever(spec: str, settings: Settings) -> Retriever:
     """A fresh retriever for `spec`; configuration errors (e.g. no API key) raise here,
     before any work starts."""
-    entry, arg = split_spec(spec)
-    return entry.build(arg, settings)
+    return RETRIEVERS.build(spec, settings)
 
 
-__all__ = ["RETRIEVERS", "Retriever", "RetrieverEntry", "build_retriever", "split_spec"]
+__all__ = ["EXAMPLE_SPECS", "RETRIEVERS", "Retriever", "RetrieverEntry", "build_retriever",
+           "split_spec"]

@@ -1,12 +1,18 @@
 """The Retriever protocol: index table texts once, then search with query texts.
 
 In the manner of MTEB's protocols: keyword-only options, one return type. Every
-registered retriever is run through the same contract test (tests/test_retrievers.py).
-Retrievers see texts, never gold data: the TableView decides the text of each table.
+registered retriever is run through the same contract test (tests/test_registry.py,
+contract in tests/test_retrievers.py). Retrievers see texts, never gold data: the
+TableView decides the text of each table, unless the retriever writes its own
+(`prepare_texts`, e.g. LLM table summaries).
+
+The retrievers subclass Retriever explicitly: they inherit the default
+`prepare_texts`, and one that misses index, search or score_all cannot be built.
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -15,6 +21,8 @@ import numpy as np
 
 from target_core.errors import TargetError
 from target_core.progress import Progress, no_progress
+from target_core.serialize import table_text
+from target_core.types import Table, TableView
 
 Hits = list[tuple[int, float]]
 """One query's result: (index into the indexed texts, score), best first."""
@@ -50,6 +58,14 @@ class Retriever(Protocol):
     spec: str
     """The name it was built from, e.g. "bm25" or "dense:minilm"."""
 
+    def prepare_texts(self, tables: Sequence[Table], view: TableView, *,
+                      progress: Progress = no_progress) -> list[str]:
+        """The text to index for each table, in corpus order. By default the view's
+        serialization; a retriever that writes its own texts (LLM table summaries)
+        overrides this, and the view may then not apply."""
+        return [table_text(t, view) for t in tables]
+
+    @abstractmethod
     def index(self, texts: Sequence[str], *, corpus_key: str,
               progress: Progress = no_progress) -> IndexInfo:
         """Index `texts` (one per table, in corpus order).
@@ -59,11 +75,13 @@ class Retriever(Protocol):
         """
         ...
 
+    @abstractmethod
     def search(self, queries: Sequence[str], *, top_k: int) -> list[Hits]:
         """For each query, up to `top_k` (index, score) pairs, best first; ties broken
         by the lower index so results are deterministic."""
         ...
 
+    @abstractmethod
     def score_all(self, query: str) -> np.ndarray | None:
         """Scores of every indexed text for one query (higher is better), or None when
         the retriever cannot tell; used to find a gold table's rank beyond top_k."""
@@ -97,7 +115,7 @@ def rank_in(scores: np.ndarray, index: int) -> int | None:
     return int((scores > score).sum() + (scores[:index] == score).sum() + 1)
 
 
-class LexicalScoring:
+class LexicalScoring(Retriever):
     """search() and score_all() for retrievers that score every text with `scores()`,
     where 0 means no shared term (BM25, TF-IDF)."""
 

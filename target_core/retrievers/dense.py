@@ -14,19 +14,20 @@ from typing import Any
 import numpy as np
 
 from target_core.config import Settings
+from target_core.embeddings.base import Embedder
 from target_core.progress import Progress, no_progress
-from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError
+from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError, Retriever
 from target_core.vectorstore import VectorStore, collection_name
 
 EMBED_CHUNK = 256
 
 
-class DenseRetriever:
+class DenseRetriever(Retriever):
     """Embeddings in a Chroma collection; `spec` is "dense:<embedder spec>"."""
 
     description = "embeddings in Chroma, cosine similarity"
 
-    def __init__(self, embedder: Any, store: VectorStore) -> None:
+    def __init__(self, embedder: Embedder, store: VectorStore) -> None:
         self.embedder = embedder
         self.store = store
         self.spec = f"dense:{embedder.spec}"
@@ -57,7 +58,7 @@ class DenseRetriever:
         for start in range(0, len(missing), EMBED_CHUNK):
             chunk = missing[start:start + EMBED_CHUNK]
             vectors = self.embedder.embed([texts[i] for i in chunk], kind="document")
-            truncated += getattr(self.embedder, "last_truncated", 0)
+            truncated += self.embedder.last_truncated
             self.store.add(collection, [ids[i] for i in chunk], vectors)
             progress(len(texts) - len(missing) + start + len(chunk), len(texts),
                      "embedding tables")
@@ -66,7 +67,7 @@ class DenseRetriever:
             "collection": name, "store": self.store.description, "embedded": len(missing),
             "cached": len(texts) - len(missing), "truncated": truncated,
             "embedder": self.embedder.spec, "ef_search": _ef_search(collection),
-            "backend": getattr(self.embedder, "backend", "")})
+            "backend": self.embedder.backend})
 
     def _require(self) -> Any:
         if self._collection is None:

@@ -39,7 +39,7 @@ def _ranks(scores: np.ndarray) -> np.ndarray:
     return ranks
 
 
-class HybridRetriever:
+class HybridRetriever(Retriever):
     """RRF of a lexical and a dense retriever; `spec` is "hybrid:<embedder spec>"."""
 
     description = "reciprocal-rank fusion of bm25 and a dense retriever"

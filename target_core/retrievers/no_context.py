@@ -10,10 +10,10 @@ import time
 from collections.abc import Sequence
 
 from target_core.progress import Progress, no_progress
-from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError
+from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError, Retriever
 
 
-class NoContextRetriever:
+class NoContextRetriever(Retriever):
     """Indexes nothing and returns no tables for any query."""
 
     spec = "no-context"

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from target_core.config import Settings
+from target_core.embeddings.base import Embedder
 from target_core.generators import Generator, build_generator
 from target_core.progress import Progress, no_progress
 from target_core.retrievers.base import IndexInfo
@@ -24,7 +25,6 @@ from target_core.types import Table, TableView
 from target_core.vectorstore import VectorStore
 
 SUMMARY_ROWS = 3
-DEFAULT_SUMMARIZER = "heuristic"
 
 
 class SummaryRetriever(DenseRetriever):
@@ -32,19 +32,20 @@ class SummaryRetriever(DenseRetriever):
 
     description = "generated table name + summary, embedded in Chroma (LlamaIndex baseline)"
 
-    def __init__(self, embedder: Any, store: VectorStore, summarizer: Generator) -> None:
+    def __init__(self, embedder: Embedder, store: VectorStore, summarizer: Generator) -> None:
         super().__init__(embedder, store)
         self.summarizer = summarizer
         self.spec = f"summary:{embedder.spec}@{summarizer.spec}"
         self._summary_info: dict[str, Any] = {}
 
     @classmethod
-    def from_summary_spec(cls, arg: str, settings: Settings) -> SummaryRetriever:
+    def from_specs(cls, embedder_spec: str, generator_spec: str,
+                   settings: Settings) -> SummaryRetriever:
+        """From the parts of a `summary:EMBEDDER@GENERATOR` spec (read by the registry)."""
         from target_core.embeddings import get_embedder
 
-        embedder_spec, _, generator_spec = arg.partition("@")
-        embedder = get_embedder(embedder_spec or "minilm", settings)
-        summarizer = build_generator(generator_spec or DEFAULT_SUMMARIZER, settings)
+        embedder = get_embedder(embedder_spec, settings)
+        summarizer = build_generator(generator_spec, settings)
         return cls(embedder, VectorStore.from_settings(settings), summarizer)
 
     def prepare_texts(self, tables: Sequence[Table], view: TableView, *,

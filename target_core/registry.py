@@ -1,0 +1,166 @@
+"""One registry per extension point (retriever, generator, embedder) and one spec grammar.
+
+A spec names a registered family, then optionally an argument after the family's
+separator (':' for retrievers and generators, '/' for embedders):
+
+    bm25                               family "bm25", no argument
+    dense:openai/text-embedding-3-large  family "dense", argument "openai/text-embedding-3-large"
+    openai/nomic-embed-text:v1.5       embedder family "openai", argument "nomic-embed-text:v1.5"
+
+`parse_spec` is that grammar: the first separator splits, and the argument keeps any
+later separator. A family whose argument holds other specs (dense's embedder, summary's
+EMBEDDER[@GENERATOR]) interprets it once, in its entry's `parts`, which says which
+registered components the spec uses; cost estimates and tests read `parts` instead of
+parsing specs again.
+
+    RETRIEVERS.build("summary:openai@openai:gpt-4o-mini", settings)
+    RETRIEVERS.parts("summary:openai@openai:gpt-4o-mini")
+    # (Part("embedder", "openai"), Part("generator", "openai:gpt-4o-mini"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Generic, NamedTuple, TypeVar
+
+from target_core.config import Settings
+from target_core.errors import ConfigError, UnknownNameError
+
+T = TypeVar("T")
+
+
+class DuplicateNameError(ConfigError):
+    """A second entry under a name a registry already holds (it would replace the first)."""
+
+    def __init__(self, kind: str, name: str) -> None:
+        self.kind = kind
+        self.name = name
+        super().__init__(f"{kind} '{name}' is registered twice")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed spec: the family name and its argument ("" when there is none)."""
+
+    name: str
+    arg: str = ""
+
+
+def parse_spec(text: str, separator: str = ":") -> Spec:
+    """Split `text` at the first `separator`: "dense:openai/m" -> Spec("dense", "openai/m").
+
+    Both parts are stripped of surrounding spaces; the argument may contain `separator`
+    again (it belongs to a nested spec or a model name)."""
+    name, _, arg = text.strip().partition(separator)
+    return Spec(name.strip(), arg.strip())
+
+
+class Part(NamedTuple):
+    """A registered component a spec uses: its registry kind and its full spec."""
+
+    kind: str
+    spec: str
+
+
+def no_parts(arg: str) -> tuple[Part, ...]:
+    """For families that use no other registered component."""
+    return ()
+
+
+def no_paid_model(arg: str) -> str | None:
+    """For families that run locally: nothing is billed per token."""
+    return None
+
+
+@dataclass(frozen=True)
+class Entry(Generic[T]):
+    """One family of a registry."""
+
+    name: str
+    description: str
+    """One line, shown by the CLI's listing commands."""
+    build: Callable[[str, Settings], T]
+    """build(argument after the separator, or "" when none, settings); configuration
+    errors (e.g. no API key) raise here, before any work."""
+    examples: tuple[str, ...]
+    """Full specs of this family: offered in the UI, suggested on a typo, and each one
+    built by the contract test of the registry's kind."""
+    parts: Callable[[str], tuple[Part, ...]] = no_parts
+    """parts(argument): the registered components a spec of this family uses, with
+    defaults filled in ("hybrid" -> (Part("embedder", "minilm"),))."""
+    paid_model: Callable[[str], str | None] = no_paid_model
+    """paid_model(argument): the model an API bills per token for this spec (priced in
+    costs.py when known), or None when it runs locally."""
+
+
+class Registry(Generic[T]):
+    """Entries of one kind by name, in registration order; a name is registered once."""
+
+    def __init__(self, kind: str, entries: Iterable[Entry[T]] = (), *,
+                 separator: str = ":") -> None:
+        self.kind = kind
+        """Singular noun used in messages: "retriever", "generator", "embedder"."""
+        self.separator = separator
+        self._entries: dict[str, Entry[T]] = {}
+        for entry in entries:
+            self.register(entry)
+
+    def register(self, entry: Entry[T]) -> Entry[T]:
+        """Add `entry`; a name already registered raises DuplicateNameError."""
+        if entry.name in self._entries:
+            raise DuplicateNameError(self.kind, entry.name)
+        self._entries[entry.name] = entry
+        return entry
+
+    def get(self, name: str) -> Entry[T]:
+        """The entry called `name`; an unknown name raises UnknownNameError, which
+        suggests the closest registered name."""
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise UnknownNameError(self.kind, name, self._entries) from None
+
+    def parse(self, spec: str) -> tuple[Entry[T], str]:
+        """The entry `spec` names and its argument. An unknown family raises
+        UnknownNameError naming the whole spec and suggesting the closest example."""
+        parsed = parse_spec(spec, self.separator)
+        entry = self._entries.get(parsed.name)
+        if entry is None:
+            raise UnknownNameError(self.kind, spec.strip(), self.examples())
+        return entry, parsed.arg
+
+    def build(self, spec: str, settings: Settings) -> T:
+        """A fresh component for `spec`."""
+        entry, arg = self.parse(spec)
+        return entry.build(arg, settings)
+
+    def parts(self, spec: str) -> tuple[Part, ...]:
+        """The registered components `spec` uses (see Entry.parts)."""
+        entry, arg = self.parse(spec)
+        return entry.parts(arg)
+
+    def paid_model(self, spec: str) -> str | None:
+        """The model billed per token for `spec` itself (not its parts), or None."""
+        entry, arg = self.parse(spec)
+        return entry.paid_model(arg)
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def examples(self) -> tuple[str, ...]:
+        """Every entry's example specs, in registration order."""
+        return tuple(spec for entry in self._entries.values() for spec in entry.examples)
+
+    def __iter__(self) -> Iterator[Entry[T]]:
+        """The entries in registration order (the CLI lists them)."""
+        return iter(self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, {self.names()})"
