@@ -82,6 +82,14 @@ def _raw(setting: Setting, environ: dict[str, str]) -> str | None:
     return value if value not in (None, "") else setting.default
 
 
+def _required(setting: Setting, environ: dict[str, str]) -> str:
+    """The value of a setting that has a default, so is never unset."""
+    value = _raw(setting, environ)
+    if value is None:
+        raise ConfigError(f"{setting.env} is not set and has no default")
+    return value
+
+
 def _number(setting: Setting, environ: dict[str, str], kind: type) -> float | int:
     raw = _raw(setting, environ)
     try:
@@ -100,7 +108,7 @@ def load_settings(workspace: str | Path | None = None,
     by_name = {s.name: s for s in SETTINGS}
     paths = _raw(by_name["datasets_path"], env)
     return Settings(
-        workspace=Path(workspace or _raw(by_name["workspace"], env)).expanduser(),
+        workspace=Path(workspace or _required(by_name["workspace"], env)).expanduser(),
         datasets_path=tuple(Path(p).expanduser() for p in (paths or "").split(os.pathsep) if p),
         chroma_host=_raw(by_name["chroma_host"], env),
         chroma_port=int(_number(by_name["chroma_port"], env, int)),
@@ -108,7 +116,7 @@ def load_settings(workspace: str | Path | None = None,
         openai_base_url=_raw(by_name["openai_base_url"], env),
         openai_timeout=float(_number(by_name["openai_timeout"], env, float)),
         generation_concurrency=int(_number(by_name["generation_concurrency"], env, int)),
-        hf_endpoint=str(_raw(by_name["hf_endpoint"], env)),
+        hf_endpoint=_required(by_name["hf_endpoint"], env),
         hub_timeout=float(_number(by_name["hub_timeout"], env, float)),
         token_timeout=float(_number(by_name["token_timeout"], env, float)),
     )

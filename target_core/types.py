@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 from target_core.errors import ConfigError, UnknownNameError
 
@@ -31,8 +31,13 @@ def parse_table_ref(ref: str) -> TableKey:
 
 Cell = str | int | float | bool | None
 Task = Literal["qa", "fact", "sql", "retrieval"]
-TASKS: tuple[str, ...] = ("qa", "fact", "sql", "retrieval")
+TASKS: tuple[Task, ...] = ("qa", "fact", "sql", "retrieval")
 FORMATS: tuple[str, ...] = ("markdown", "csv", "json")
+
+
+def is_task(value: object) -> TypeGuard[Task]:
+    """Whether `value` is one of TASKS."""
+    return value in TASKS
 
 
 @dataclass(frozen=True)
@@ -89,8 +94,14 @@ class TableLookup:
 
     name: str
     task: str
-    table_index: Mapping[TableKey, Table]
     queries: tuple[Query, ...]
+
+    if TYPE_CHECKING:
+        # Read-only to the type checker, so a subclass may provide it as a field
+        # (DatasetLookup) or a cached_property (Dataset). Declared only for type checking:
+        # a real property here would make DatasetLookup's field unsettable.
+        @property
+        def table_index(self) -> Mapping[TableKey, Table]: ...
 
     def table(self, key: TableKey) -> Table:
         try:

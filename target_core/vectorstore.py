@@ -74,13 +74,14 @@ class VectorStore:
         from chromadb.config import Settings as ChromaSettings
 
         chroma_settings = ChromaSettings(anonymized_telemetry=False)
-        if settings.chroma_host:
+        host = settings.chroma_host
+        if host:
             import chromadb
 
-            where = f"Chroma server at {settings.chroma_host}:{settings.chroma_port}"
+            where = f"Chroma server at {host}:{settings.chroma_port}"
 
             def connect() -> Any:
-                client = chromadb.HttpClient(host=settings.chroma_host,
+                client = chromadb.HttpClient(host=host,
                                              port=settings.chroma_port,
                                              settings=chroma_settings)
                 client.heartbeat()

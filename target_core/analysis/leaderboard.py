@@ -15,7 +15,7 @@ run more than once, the newest complete run counts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -58,6 +58,21 @@ class Leaderboard:
     """Same shape: True where the cell is the best of its column."""
     runs: dict[tuple[str, str, str], str]
     """(dataset, retriever, variant) -> run_id, for links."""
+
+
+def label_pair(label: Hashable) -> tuple[str, str]:
+    """A leaderboard label as the pair it is: a column's (dataset, metric) or a row's
+    (retriever, variant). Both axes are two-level MultiIndexes, which pandas-stubs types
+    as single labels."""
+    if not (isinstance(label, tuple) and len(label) == 2
+            and isinstance(label[0], str) and isinstance(label[1], str)):
+        raise TypeError(f"a leaderboard label is a pair of strings, got {label!r}")
+    return label[0], label[1]
+
+
+def column_pairs(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (dataset, metric) of each column of a leaderboard frame, in order."""
+    return [label_pair(c) for c in frame.columns]
 
 
 def _recall_name(run: RunRecord) -> str:
@@ -103,10 +118,11 @@ def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
         return Leaderboard(empty, empty, links)
     table = pd.DataFrame.from_dict(cells, orient="index")
     table.index = pd.MultiIndex.from_tuples(table.index, names=["retriever", "variant"])
-    table.columns = pd.MultiIndex.from_tuples(table.columns, names=["dataset", "metric"])
+    table.columns = pd.MultiIndex.from_tuples(column_pairs(table), names=["dataset", "metric"])
     order = ["R@1", "R@3", "R@5", "R@10", "ms", "SB", "P", "R", "F1", "EX"]
-    table = table[sorted(table.columns, key=lambda c: (c[0], order.index(c[1])
-                                                       if c[1] in order else 99, c[1]))]
+    columns = sorted(column_pairs(table), key=lambda c: (c[0], order.index(c[1])
+                                                         if c[1] in order else 99, c[1]))
+    table = table[columns]
     best = pd.DataFrame(False, index=table.index, columns=table.columns)
     for column in table.columns:
         values = table[column]

@@ -11,6 +11,7 @@ import html
 import json
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -98,7 +99,7 @@ th { background: #f1f5f9; } pre { background: #f8fafc; padding: 0.5rem; overflow
 
 def _table(frame: pd.DataFrame) -> str:
     """An HTML table with every header and cell escaped."""
-    def cell(value: object) -> str:
+    def cell(value: Any) -> str:  # a DataFrame cell: any scalar
         return "–" if value is None or (not isinstance(value, str) and pd.isna(value)) \
             else html.escape(str(value))
 

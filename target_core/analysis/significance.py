@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from target_core.analysis.compare import BINARY_DOWNSTREAM, GRADED_DOWNSTREAM
-from target_core.analysis.leaderboard import leaderboard
+from target_core.analysis.leaderboard import column_pairs, label_pair, leaderboard
 from target_core.analysis.stats import ALPHA, holm, mcnemar_exact, paired_randomization
 from target_core.engine.store import RunRecord, RunStore
 
@@ -129,7 +129,7 @@ def significant_vs_best(store: RunStore, runs: Sequence[RunRecord]) -> dict[str,
             per_query[run_id] = dict(store.query_metrics(run_id))
         return per_query[run_id]
 
-    for column in board.table.columns:
+    for column in column_pairs(board.table):
         dataset, name = column
         if not name.startswith("R@"):
             continue
@@ -137,11 +137,12 @@ def significant_vs_best(store: RunStore, runs: Sequence[RunRecord]) -> dict[str,
         if len(values) < 2:
             continue
         metric = f"recall@{name[2:]}"
-        best_id = board.runs[(dataset, *values.idxmax())]
+        best_id = board.runs[(dataset, *label_pair(values.idxmax()))]
         best = metrics_of(best_id)
-        rows = {row: board.runs[(dataset, *row)] for row in values.index}
+        rows = {row: board.runs[(dataset, *label_pair(row))] for row in values.index}
         binary = _binary([metrics_of(r) for r in rows.values()], metric)
         tested: list[VsBest] = []
+        p_values: list[float] = []
         for run_id in rows.values():
             if run_id == best_id:
                 continue
@@ -159,10 +160,11 @@ def significant_vs_best(store: RunStore, runs: Sequence[RunRecord]) -> dict[str,
                 test, p = "randomization", paired_randomization(y, x)
             tested.append(VsBest(run_id=run_id, best_run_id=best_id, metric=metric,
                                  test=test, n_queries=len(common), p_value=p))
+            p_values.append(p)
         if not tested:
             continue
         found[best_id] = VsBest(run_id=best_id, best_run_id=best_id, metric=metric,
                                 test="", n_queries=len(best))
-        for item, p_adj in zip(tested, holm([t.p_value for t in tested]), strict=True):
+        for item, p_adj in zip(tested, holm(p_values), strict=True):
             found[item.run_id] = replace(item, p_holm=p_adj)
     return found

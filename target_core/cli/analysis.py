@@ -126,13 +126,14 @@ class _VariantProgress:
 
 
 def cmd_ablate(args: argparse.Namespace) -> int:
+    from target_core.engine.ablate import DEFAULT_ROWS
+    from target_core.types import FORMATS
     from target_core.views.ablations import ablation_variants, run_ablation
 
     settings = load_settings(args.workspace)
     rows = _rows_list(args.rows)
     formats = tuple(f.strip() for f in args.formats.split(",")) if args.formats else None
-    variants = ablation_variants(*([rows] if rows else []),
-                                 **({"formats": formats} if formats else {}))
+    variants = ablation_variants(rows or DEFAULT_ROWS, formats or FORMATS)
     report = run_ablation(_store(args), settings, args.dataset, args.retriever,
                           top_k=args.top_k, limit=args.limit, seed=args.seed,
                           variants=variants,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from target_core.errors import DatasetError
-from target_core.types import TASKS, Cell, Dataset, Query, Table, TableKey
+from target_core.types import TASKS, Cell, Dataset, Query, Table, TableKey, Task, is_task
 
 _SCALARS = (str, int, float, bool, type(None))
 _QUERY_FIELDS = frozenset({"query_id", "query", "answer", "table_id", "database_id", "sql",
@@ -129,7 +129,7 @@ def parse_query(record: Any, where: Where) -> Query:
     return Query(query_id, text, answer, gold, database_id, sql, label, difficulty or None, meta)
 
 
-def infer_task(queries: Iterable[Query], has_databases: bool) -> str:
+def infer_task(queries: Iterable[Query], has_databases: bool) -> Task:
     """sql if there are databases and queries carry sql; fact if they carry labels; else qa."""
     queries = list(queries)
     if has_databases and queries and all(q.sql for q in queries):
@@ -203,12 +203,12 @@ def check_queries(queries: Iterable[tuple[Where, Query]], tables: Container[Tabl
 
 def check_task(task: str | None, queries: list[Query], databases: Mapping[str, Path],
                database_dir: Path | None, query_wheres: Mapping[str, Where],
-               table_wheres: Mapping[TableKey, Where], source: str) -> str:
+               table_wheres: Mapping[TableKey, Where], source: str) -> Task:
     """The task (inferred when not given); for text-to-SQL, every database a query or a
     table (of `table_wheres`) names must have a real SQLite file."""
     if task is None:
         task = infer_task(queries, bool(databases))
-    if task not in TASKS:
+    if not is_task(task):
         raise DatasetError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}",
                            field="task", path=source or None)
     if task == "sql":

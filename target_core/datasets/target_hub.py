@@ -285,7 +285,11 @@ def load_hub_dataset(name: str, settings: Settings, *, cache_dir: Path | None = 
         if timed_out or progress.error is not None:
             raise DatasetUnavailableError(_unavailable(spec, settings, progress, timed_out))
         paths.update(progress.paths)
-    return load_hub_snapshot(spec, paths[spec.corpus_repo], paths[spec.queries_repo])
+    corpus_dir, queries_dir = paths[spec.corpus_repo], paths[spec.queries_repo]
+    if corpus_dir is None or queries_dir is None:  # the worker fetches both or records an error
+        raise DatasetUnavailableError(f"{spec.name}: the download ended without a snapshot of "
+                                      f"{spec.corpus_repo} and {spec.queries_repo}")
+    return load_hub_snapshot(spec, corpus_dir, queries_dir)
 
 
 _CONNECTION_ERRORS = {"ConnectError", "TimeoutException", "NetworkError", "ProtocolError",

@@ -92,7 +92,7 @@ def build_model(t: dict[str, np.ndarray]) -> bytes:
         def w(name: str, p: str = p) -> np.ndarray:
             return f32(p + name)
 
-        def proj(name: str, factor: float, i: int = i, x: str = x, w: Any = w) -> str:
+        def proj(name: str, factor: float | np.float32, i: int = i, x: str = x, w: Any = w) -> str:
             y = g.op("MatMul", [x, g.init(f"l{i}_{name}_w",
                                           w(f"attention.self.{name}.weight").T * factor)])
             y = g.op("Add", [y, g.init(f"l{i}_{name}_b", w(f"attention.self.{name}.bias")

@@ -108,7 +108,7 @@ class Evaluator:
                                             else None)
         written = bool(generation.answer.strip())
         pred, comparison = None, None
-        if written and chosen in self.dataset.databases:
+        if written and chosen is not None and chosen in self.dataset.databases:
             pred = execute(self.dataset.databases[chosen], generation.answer)
             comparison = compare_results(gold, pred, gold_sql=gold_sql) if pred.ok else None
         error_class = classify(gold, pred, comparison, predicted_database=chosen,

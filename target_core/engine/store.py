@@ -229,7 +229,7 @@ class RunStore:
                                 "WHERE run_id = ?", [run_id])
                 return self.get_run(run_id), True
             run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-            self.db["runs"].insert({
+            self.db.table("runs").insert({
                 "run_id": run_id, "config_key": key, "config": json.dumps(config.to_dict()),
                 "dataset": config.dataset, "dataset_fingerprint": dataset_fingerprint,
                 "task": task, "retriever": config.retriever,
@@ -314,7 +314,7 @@ class RunStore:
             "generation": None if r.generation is None else json.dumps(
                 r.generation, ensure_ascii=False)} for r in results]
         with self._write():
-            self.db["query_results"].insert_all(rows, replace=True)
+            self.db.table("query_results").insert_all(rows, replace=True)
 
     def query_metrics(self, run_id: str) -> list[tuple[str, dict[str, float]]]:
         """(query_id, per-query metrics) in query order, without the ranked lists."""
@@ -377,7 +377,7 @@ def _result(row: dict[str, Any]) -> QueryResult:
     return QueryResult(
         query_id=row["query_id"], position=row["position"],
         ranked=[((d, t), s) for d, t, s in json.loads(row["ranked"])],
-        gold=[tuple(k) for k in json.loads(row["gold"])],  # type: ignore[misc]
-        gold_ranks={tuple(json.loads(k)): v for k, v in ranks.items()},  # type: ignore[misc]
+        gold=[tuple(k) for k in json.loads(row["gold"])],
+        gold_ranks={tuple(json.loads(k)): v for k, v in ranks.items()},
         metrics=json.loads(row["metrics"]), ms=row["ms"],
         generation=json.loads(row["generation"]) if row.get("generation") else None)

@@ -132,7 +132,7 @@ class ContextBuilder:
         only = {tuple(k) for k in keys} if self.generation.sql_schema == "tables" else None
         for database_id in databases:
             header = f"\nDatabase Name: {database_id}\nSchema:"
-            kept = []
+            kept: list[SchemaTable] = []
             for table in self.schema(database_id):
                 if only is not None and (database_id, table.name) not in only:
                     continue

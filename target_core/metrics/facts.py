@@ -109,7 +109,7 @@ def fact_scores(golds: Sequence[int], preds: Sequence[int]) -> dict[str, float]:
 
 
 def _check_labels(labels: Sequence[int]) -> list[int]:
-    checked = []
+    checked: list[int] = []
     for label in labels:
         if isinstance(label, bool) or not isinstance(label, numbers.Integral) \
                 or int(label) not in FACT_LABELS:

@@ -122,7 +122,7 @@ class Comparison:
 def has_top_level_order(sql: str) -> bool:
     """Whether the outermost query (or set operation) has ORDER BY; unparsable -> False."""
     try:
-        node: exp.Expression = parse_sql(sql)
+        node: exp.Expr = parse_sql(sql)
     except SqlParseError:
         return False
     while isinstance(node, exp.Subquery) and node.args.get("order") is None:
@@ -187,7 +187,7 @@ def _pick(raw: Sequence[tuple[Any, ...]], canonical: list[tuple[Any, ...]],
           wanted: Counter[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...]:
     """Up to DIFF_ROW_CAP raw rows whose canonical forms make up `wanted`, in order."""
     remaining = Counter(wanted)
-    picked = []
+    picked: list[tuple[Any, ...]] = []
     for row, key in zip(raw, canonical, strict=True):
         if len(picked) == DIFF_ROW_CAP:
             break

@@ -19,7 +19,7 @@ from target_core.sql.structure import SqlParseError, parse_sql
 VALUE = "?"  # what every literal becomes: values are not part of the match
 
 # `1 < a` and `a > 1` are the same condition: flip comparisons so the column comes first.
-_FLIPPED = {exp.GT: "lt", exp.GTE: "lte", exp.LT: "gt", exp.LTE: "gte"}
+_FLIPPED: dict[type[exp.Expr], str] = {exp.GT: "lt", exp.GTE: "lte", exp.LT: "gt", exp.LTE: "gte"}
 _SYMMETRIC = (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.NullSafeNEQ)
 
 
@@ -72,12 +72,13 @@ class _Scope:
 _TOP = _Scope()
 
 
-def _signature(node: exp.Expression, parent: _Scope | None) -> tuple[Any, ...]:
+def _signature(node: exp.Expr, parent: _Scope | None) -> tuple[Any, ...]:
     """The comparable form of a query node (SELECT, set operation or subquery)."""
     if isinstance(node, exp.Subquery):
         return _signature(node.this, parent)
     if isinstance(node, exp.SetOperation):
-        sides = (_signature(node.this, parent), _signature(node.expression, parent))
+        sides: tuple[tuple[Any, ...], ...] = (_signature(node.this, parent),
+                                              _signature(node.expression, parent))
         if not isinstance(node, exp.Except):
             sides = tuple(sorted(sides, key=repr))
         order = _order(node, _TOP, {}, [])
@@ -128,7 +129,7 @@ def _select_signature(node: exp.Select, parent: _Scope | None) -> tuple[Any, ...
     )
 
 
-def _source(source: exp.Expression, parent: _Scope | None) -> str:
+def _source(source: exp.Expr, parent: _Scope | None) -> str:
     """A FROM item's canonical name: the table's name, or a subquery's signature."""
     if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
         return source.name.lower()
@@ -137,7 +138,7 @@ def _source(source: exp.Expression, parent: _Scope | None) -> str:
     return _expr(source.this if isinstance(source, exp.Table) else source, parent or _TOP)
 
 
-def _ctes(node: exp.Expression, parent: _Scope | None) -> tuple[tuple[str, str], ...]:
+def _ctes(node: exp.Expr, parent: _Scope | None) -> tuple[tuple[str, str], ...]:
     with_ = node.args.get("with_")
     if with_ is None:
         return ()
@@ -145,7 +146,7 @@ def _ctes(node: exp.Expression, parent: _Scope | None) -> tuple[tuple[str, str],
                         for cte in with_.expressions))
 
 
-def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
     """Top-level AND operands, through parentheses: `(a AND b) AND c` -> [a, b, c]."""
     if isinstance(condition, exp.Paren):
         return _conjuncts(condition.this)
@@ -154,15 +155,15 @@ def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
     return [condition]
 
 
-def _condition_set(clause: exp.Expression | None, scope: _Scope,
-                   outputs: dict[str, exp.Expression]) -> tuple[str, ...]:
+def _condition_set(clause: exp.Expr | None, scope: _Scope,
+                   outputs: dict[str, exp.Expr]) -> tuple[str, ...]:
     if clause is None:
         return ()
     return tuple(sorted({_expr(c, scope, outputs) for c in _conjuncts(clause.this)}))
 
 
-def _order(node: exp.Expression, scope: _Scope, outputs: dict[str, exp.Expression],
-           items: list[exp.Expression]) -> tuple[tuple[str, bool], ...]:
+def _order(node: exp.Expr, scope: _Scope, outputs: dict[str, exp.Expr],
+           items: list[exp.Expr]) -> tuple[tuple[str, bool], ...]:
     order = node.args.get("order")
     if order is None:
         return ()
@@ -173,8 +174,8 @@ def _order(node: exp.Expression, scope: _Scope, outputs: dict[str, exp.Expressio
     return tuple(result)
 
 
-def _output(node: exp.Expression, scope: _Scope, outputs: dict[str, exp.Expression],
-            items: list[exp.Expression]) -> str:
+def _output(node: exp.Expr, scope: _Scope, outputs: dict[str, exp.Expr],
+            items: list[exp.Expr]) -> str:
     """An ORDER BY / GROUP BY item; a position (`ORDER BY 2`) means that SELECT item."""
     if isinstance(node, exp.Literal) and not node.is_string and node.name.isdigit():
         position = int(node.name)
@@ -183,7 +184,7 @@ def _output(node: exp.Expression, scope: _Scope, outputs: dict[str, exp.Expressi
     return _expr(node, scope, outputs)
 
 
-def _is_value(node: exp.Expression) -> bool:
+def _is_value(node: exp.Expr) -> bool:
     if isinstance(node, (exp.Paren, exp.Neg)):
         return _is_value(node.this)
     return isinstance(node, (exp.Literal, exp.Boolean, exp.Placeholder))
@@ -204,11 +205,11 @@ def _column(column: exp.Column, scope: _Scope) -> str:
     return f"{qualifier}.{name}"
 
 
-def _expr(node: exp.Expression, scope: _Scope,
-          outputs: dict[str, exp.Expression] | None = None) -> str:
+def _expr(node: exp.Expr, scope: _Scope,
+          outputs: dict[str, exp.Expr] | None = None) -> str:
     """A canonical string for an expression: values masked, names resolved, order-free
     operators sorted. `outputs` maps SELECT aliases, for ORDER BY / GROUP BY / HAVING."""
-    def sub(child: exp.Expression) -> str:
+    def sub(child: exp.Expr) -> str:
         return _expr(child, scope, outputs)
 
     if isinstance(node, (exp.Paren, exp.Alias)):
@@ -227,7 +228,7 @@ def _expr(node: exp.Expression, scope: _Scope,
         return repr(_signature(node, scope))
     if isinstance(node, exp.Connector):  # AND / OR: flatten the chain, operands as a set
         kind = type(node)
-        operands: list[exp.Expression] = []
+        operands: list[exp.Expr] = []
         pending = [node]
         while pending:
             current = pending.pop()

@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import quote
 
 import sqlglot
@@ -108,16 +108,22 @@ class _Clock:
 class _DeadlineCursor(sqlite3.Cursor):
     """A cursor whose every statement gets the connection's full time budget."""
 
-    def execute(self, *args: Any, **kwargs: Any) -> sqlite3.Cursor:
-        self.connection.clock.restart()  # type: ignore[attr-defined]
+    def _restart_clock(self) -> None:
+        connection = self.connection
+        if not isinstance(connection, _ReadOnlyConnection):
+            raise TypeError("a _DeadlineCursor belongs to a connection from connect_readonly")
+        connection.clock.restart()
+
+    def execute(self, *args: Any, **kwargs: Any) -> Self:
+        self._restart_clock()
         return super().execute(*args, **kwargs)
 
-    def executemany(self, *args: Any, **kwargs: Any) -> sqlite3.Cursor:
-        self.connection.clock.restart()  # type: ignore[attr-defined]
+    def executemany(self, *args: Any, **kwargs: Any) -> Self:
+        self._restart_clock()
         return super().executemany(*args, **kwargs)
 
     def executescript(self, *args: Any, **kwargs: Any) -> sqlite3.Cursor:
-        self.connection.clock.restart()  # type: ignore[attr-defined]
+        self._restart_clock()
         return super().executescript(*args, **kwargs)
 
 
@@ -164,7 +170,7 @@ def connect_readonly(path: str | Path, *, timeout_s: float = DEFAULT_TIMEOUT_S
         raise SqlExecutionError(f"{file}: no such database file")
     uri = f"file:{quote(str(file.resolve()))}?mode=ro"
     try:
-        connection: _ReadOnlyConnection = sqlite3.connect(  # type: ignore[assignment]
+        connection = sqlite3.connect(
             uri, uri=True, timeout=timeout_s, isolation_level=None, factory=_ReadOnlyConnection)
     except sqlite3.Error as error:
         raise SqlExecutionError(f"{file}: cannot open the database ({error})") from None

@@ -149,7 +149,7 @@ def spider_hardness(sql: str) -> str:
 
 def hardness_counts(sql: str) -> HardnessCounts:
     """Spider's component1 / component2 / others counts for `sql` (see spider_hardness)."""
-    node: exp.Expression = parse_sql(sql)
+    node: exp.Expr = parse_sql(sql)
     set_operations = 0
     while True:  # Spider's top query is the leftmost SELECT; the rest is one nested IUEN
         if isinstance(node, exp.SetOperation):
@@ -162,7 +162,7 @@ def hardness_counts(sql: str) -> HardnessCounts:
     if not isinstance(node, exp.Select):
         raise SqlParseError(f"cannot rate the hardness of a {node.key.upper()} query")
 
-    on_units: list[exp.Expression] = []
+    on_units: list[exp.Expr] = []
     on_connectives: list[str] = []
     joins = node.args.get("joins") or []
     for join in joins:
@@ -201,12 +201,12 @@ def hardness_counts(sql: str) -> HardnessCounts:
     return HardnessCounts(component1, component2, others)
 
 
-def _clause(node: exp.Select, name: str) -> exp.Expression | None:
+def _clause(node: exp.Select, name: str) -> exp.Expr | None:
     clause = node.args.get(name)
     return clause.this if clause is not None else None
 
 
-def _flatten(condition: exp.Expression | None) -> tuple[list[exp.Expression], list[str]]:
+def _flatten(condition: exp.Expr | None) -> tuple[list[exp.Expr], list[str]]:
     """A boolean tree as Spider's flat list: condition units and their 'and'/'or'."""
     if condition is None:
         return [], []
@@ -220,27 +220,27 @@ def _flatten(condition: exp.Expression | None) -> tuple[list[exp.Expression], li
     return [condition], []
 
 
-def _is_negated(unit: exp.Expression) -> bool:
+def _is_negated(unit: exp.Expr) -> bool:
     return isinstance(unit, exp.Not) or bool(unit.args.get("negate"))
 
 
-def _is_like(unit: exp.Expression) -> bool:
+def _is_like(unit: exp.Expr) -> bool:
     inner = unit.this if isinstance(unit, exp.Not) else unit
     return isinstance(inner, exp.Like)
 
 
-def _outside_subqueries(node: exp.Expression) -> Iterable[exp.Expression]:
+def _outside_subqueries(node: exp.Expr) -> Iterable[exp.Expr]:
     """Nodes of `node` that are not inside a nested query."""
     return node.walk(prune=lambda n: n is not node and isinstance(n, exp.Query))
 
 
-def _count_subqueries(node: exp.Expression) -> int:
+def _count_subqueries(node: exp.Expr) -> int:
     return sum(1 for n in _outside_subqueries(node) if n is not node and isinstance(n, exp.Query))
 
 
-def _count_aggregates(node: exp.Expression) -> int:
+def _count_aggregates(node: exp.Expr) -> int:
     return sum(1 for n in _outside_subqueries(node) if isinstance(n, exp.AggFunc))
 
 
-def _has_aggregate(node: exp.Expression) -> bool:
+def _has_aggregate(node: exp.Expr) -> bool:
     return _count_aggregates(node) > 0

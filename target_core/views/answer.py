@@ -140,7 +140,7 @@ def _context(dataset: TableLookup, record: dict[str, Any]) -> tuple[pd.DataFrame
     rows = []
     for item in cut.get("tables") or []:
         key = tuple(item.get("key") or ("", ""))
-        table = dataset.table_index.get(key)  # type: ignore[arg-type]
+        table = dataset.table_index.get(key)
         kept, total = item.get("rows_kept"), item.get("rows_total")
         rows.append({"table": table_ref(key), "title": table.title if table else "",
                      "rows": "schema" if kept is None else

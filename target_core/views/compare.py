@@ -56,7 +56,9 @@ class CompareChoices:
         """The largest standard cutoff (1, 3, 5, 10) they share, else their largest."""
         ks = self.shared_ks(run_ids)
         standard = [k for k in ks if k in STANDARD_KS]
-        return (standard or ks or [None])[-1]
+        if standard:
+            return standard[-1]
+        return ks[-1] if ks else None
 
 
 def compare_choices(store: RunStore) -> CompareChoices:

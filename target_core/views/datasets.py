@@ -60,7 +60,7 @@ def queries_frame(dataset: Dataset) -> pd.DataFrame:
         "n_gold": [len(q.gold) for q in dataset.queries],
         "database_id": [q.database_id for q in dataset.queries],
     })
-    optional = {
+    optional: dict[str, list[Any]] = {
         "difficulty": [q.difficulty for q in dataset.queries],
         "label": [q.label for q in dataset.queries],
         "failure_mode": [q.meta.get("failure_mode") for q in dataset.queries],
@@ -128,7 +128,8 @@ def evidence_cells(query: Query, table: Table) -> set[tuple[int, int]]:
     for entry in entries:
         if not isinstance(entry, dict) or entry.get("table_id", table.table_id) != table.table_id:
             continue
-        row, column = entry.get("row"), columns.get(entry.get("column"))
+        row, name = entry.get("row"), entry.get("column")
+        column = columns.get(name) if isinstance(name, str) else None
         if isinstance(row, int) and 0 <= row < table.n_rows and column is not None:
             cells.add((row, column))
     return cells

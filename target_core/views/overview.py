@@ -11,7 +11,9 @@ import plotly.graph_objects as go
 
 from target_core.analysis.leaderboard import (
     Leaderboard,
+    column_pairs,
     distinct_retrievals,
+    label_pair,
     latest_complete,
     leaderboard,
     recall_curves,
@@ -68,7 +70,7 @@ def select_runs(runs: Sequence[RunRecord], datasets: Sequence[str], tasks: Seque
 def display_table(board: Leaderboard) -> pd.DataFrame:
     """The leaderboard as text: ms and SB with 2 decimals, others 3, '–' where not run."""
     def fmt(column: pd.Series) -> pd.Series:
-        digits = 2 if column.name[1] in ("ms", "SB") else 3
+        digits = 2 if label_pair(column.name)[1] in ("ms", "SB") else 3
         return column.map(lambda v: "–" if pd.isna(v) else f"{v:.{digits}f}")
 
     return board.table.apply(fmt)
@@ -90,13 +92,13 @@ def leaderboard_view(store: RunStore, runs: Sequence[RunRecord],
         return LeaderboardView(board, shown, bold)
     tested = (significance or (lambda rs: significant_vs_best(store, rs)))(
         latest_complete(runs))
-    for dataset, metric in [c for c in board.table.columns if c[1].startswith("R@")]:
+    for dataset, metric in [c for c in column_pairs(board.table) if c[1].startswith("R@")]:
         cells = [tested[rid].marker if (rid := board.runs.get((dataset, *row))) in tested
                  else "–" for row in board.table.index]
         if all(c == "–" for c in cells):
             continue
         column = (dataset, f"{metric} vs best")
-        at = list(shown.columns).index((dataset, metric)) + 1
+        at = column_pairs(shown).index((dataset, metric)) + 1
         shown.insert(at, column, cells)
         bold.insert(at, column, False)
     return LeaderboardView(board, shown, bold)
