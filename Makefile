@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: install run test lint browser-deps demo-data lock clean
+.PHONY: install run test lint typecheck browser-deps demo-data lock clean
 
 $(STAMP): requirements.txt requirements-test.txt requirements-nodeps.txt constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ run: install
 lint: install
 	$(BIN)/ruff check .
 
+# mypy over target_core ([tool.mypy] in pyproject.toml; the package ships py.typed)
+typecheck: install
+	$(BIN)/python -m mypy
+
 # The browser tests drive Debian's chromium; install it when we can (root with apt-get).
 # Elsewhere they are skipped, except under CI, where a missing chromium fails them.
 browser-deps:
@@ -33,7 +37,7 @@ browser-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 
-test: lint browser-deps
+test: lint typecheck browser-deps
 	$(BIN)/python -m pytest -n 2
 
 demo-data: install

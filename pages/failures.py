@@ -9,16 +9,23 @@ import streamlit as st
 
 from pages._ui import resources, shell, url, widgets
 from pages._ui.text import plain
-from target_core.analysis.attribution import attribution, rank_quality
 from target_core.analysis.failure_figures import category_bars, rank_quality_bars, tag_heatmap
-from target_core.analysis.failures import CATEGORIES, analyse_failures
+from target_core.analysis.failures import CATEGORIES
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
+from target_core.views.failures import (
+    attribution_view,
+    cases_frame,
+    definitions_frame,
+    failures_report,
+    present_categories,
+)
+from target_core.views.runs import runs_with_results
 
 shell.frame()
 st.title("Failures")
 store = resources.store()
-runs = [r for r in store.list_runs() if r.n_done]
+runs = runs_with_results(store)
 if not runs:
     st.info("No runs yet. Launch one on the Run page, or with "
             "`python -m target_core run --dataset demo-qa --retriever bm25 --no-title`.")
@@ -29,11 +36,11 @@ run = store.get_run(run_id)
 k = url.url_selectbox("k", list(range(1, run.config.top_k + 1)), param="k",
                       key=f"failures-k-{run_id}", where=st.sidebar,
                       default=min(run.config.top_k, 10),
-                      help="A query fails when a gold table is not in the first k.")
+                      help=f"Retrieval failure: {FAILURE_RULE}.")
 
 try:
     dataset = resources.load_by_name(run.config.dataset)
-    report = analyse_failures(store, dataset, run_id, k=k)
+    report = failures_report(store, dataset, run_id, k)
 except TargetError as exc:
     st.error(str(exc))
     st.stop()
@@ -54,10 +61,8 @@ if not report.cases:
 
 st.plotly_chart(category_bars(report), width="stretch")
 with st.expander("Definitions", expanded=False):
-    st.dataframe(
-        [{"category": n, "queries": report.counts[n], "definition": d}
-         for n, d in CATEGORIES.items()], hide_index=True, width="stretch",
-        column_config={"definition": st.column_config.TextColumn(width="large")})
+    st.dataframe(definitions_frame(report), hide_index=True, width="stretch",
+                 column_config={"definition": st.column_config.TextColumn(width="large")})
 heatmap = tag_heatmap(report)
 if heatmap is not None:
     st.plotly_chart(heatmap, width="stretch")
@@ -65,13 +70,12 @@ if heatmap is not None:
                "provoke (`failure_mode`): each tag should land in its category.")
 
 st.subheader("Drill down")
-names = [n for n, c in report.counts.items() if c]
+names = present_categories(report)
 category = url.url_selectbox("Category", names, param="category",
                              key=f"failures-cat-{run_id}-{k}",
                              format_func=lambda n: f"{n} ({report.counts[n]})")
 st.caption(plain(CATEGORIES[category]))
-cases = report.frame(category)
-cases.insert(0, "open", [url.query_url(run_id, q) for q in cases["query_id"]])
+cases = cases_frame(report, category)
 st.dataframe(cases, hide_index=True, width="stretch", height=widgets.grid_height(len(cases), 12),
              column_config={
                  "open": st.column_config.LinkColumn("open", display_text="query"),
@@ -81,23 +85,20 @@ st.download_button("Download all failed queries (CSV)",
                    report.frame().to_csv(index=False).encode(),
                    file_name=f"failures-{run_id}-k{k}.csv", mime="text/csv")
 
-if run.config.generation is None:
-    st.stop()
-st.subheader("Retrieval or generation?")
 try:
-    split = attribution(store, run_id) if run.config.generation.context == "retrieved" else None
-    quality = rank_quality(store, run_id)
+    attributed = attribution_view(store, run)
 except TargetError as exc:
+    st.subheader("Retrieval or generation?")
     st.warning(str(exc))
     st.stop()
+if attributed is None:  # retrieval only
+    st.stop()
+st.subheader("Retrieval or generation?")
+split = attributed.split
 if split is not None:
-    counts = split.counts
     st.caption(f"Gold retrieved: every gold table among the {split.k} tables the generator "
                f"was given. Right: {plain(split.correct_rule)}.")
-    st.dataframe([{"": "gold retrieved", "answer right": counts["retrieved_correct"],
-                   "answer wrong": counts["retrieved_wrong"]},
-                  {"": "gold missed", "answer right": counts["missed_correct"],
-                   "answer wrong": counts["missed_wrong"]}], hide_index=True)
+    st.dataframe(attributed.table, hide_index=True)
     if split.oracle is None:
         st.info("Run the same generator with oracle context (the gold tables) to split the "
                 "wrong answers into retrieval- and generation-caused.")
@@ -112,15 +113,12 @@ if split is not None:
                        help="Right with the retrieved tables, wrong with the gold ones.")
         st.caption(f"Against oracle run {o.oracle_run_id}: {o.n_wrong} wrong answers among "
                    f"{o.n_common} queries in common.")
-        examples = [{"open": url.query_url(run_id, q), "query_id": q, "cause": cause}
-                    for cause, ids in (("retrieval", o.retrieval_caused),
-                                       ("generation", o.generation_caused))
-                    for q in ids[:20]]
-        if examples:
+        examples = attributed.examples
+        if not examples.empty:
             st.dataframe(examples, hide_index=True, width="stretch",
                          height=widgets.grid_height(len(examples), 8), column_config={
                              "open": st.column_config.LinkColumn("open",
                                                                  display_text="query")})
-st.plotly_chart(rank_quality_bars(quality), width="stretch")
+st.plotly_chart(rank_quality_bars(attributed.quality), width="stretch")
 st.caption("Downstream score by the best rank of a gold table (TARGET's error analysis); "
            "a negative rho means better-ranked gold goes with better answers.")

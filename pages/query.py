@@ -21,10 +21,11 @@ from target_core.views.query import (
     query_flags,
     query_terms,
 )
+from target_core.views.runs import runs_with_results
 
 shell.frame()
 store = resources.store()
-runs = [r for r in store.list_runs() if r.n_done]
+runs = runs_with_results(store)
 if not runs:
     st.title("Query")
     st.info("No runs yet. Launch one on the Run page.")
@@ -39,23 +40,20 @@ except TargetError as exc:
     st.stop()
 
 flags = query_flags(store, run)
-found, right = flags.found, flags.right or {}
-filters = ["all queries", "missed by retrieval"] + (["wrong answer"] if right else [])
-shown = st.sidebar.radio("Show", filters, key="query-filter",
+shown = st.sidebar.radio("Show", flags.filters(), key="query-filter",
                          help=f"Missed by retrieval: {FAILURE_RULE}.")
-choices = [q for q in found if shown == "all queries"
-           or (shown == "missed by retrieval" and not found[q])
-           or (shown == "wrong answer" and not right.get(q, True))]
+choices = flags.chosen(shown)
 if not choices:
     st.title("Query")
     st.success("No failed queries in this run.")
     st.stop()
 query_id = url.url_selectbox(
     "Query", choices, param="query", key=f"query-id-{run_id}-{shown}", where=st.sidebar,
-    format_func=lambda q: q + ("" if found[q] else "  ✗") + ("" if right.get(q, True)
-                                                            else "  ≠"))
+    format_func=flags.label)
 
-view = outcome_view(store, dataset, run_id, query_id)
+# previous/next step through the filter's queries; under "all queries", the failed ones
+view = outcome_view(store, dataset, run_id, query_id,
+                    shown=None if shown == "all queries" else choices)
 q = view.query
 st.title(f"Query {plain(q.query_id)}")
 st.markdown(f"**{plain(q.query)}**")
@@ -76,9 +74,10 @@ def link(query_id: str | None, label: str) -> str:
     return f"[{label}]({url.query_url(run_id, query_id)})"
 
 
-st.markdown(f"{link(view.previous_failed, '← previous failed')} · "
-            f"{link(view.next_failed, 'next failed →')} · {view.n_failed} failed in this run",
-            help=f"Retrieval failure: {FAILURE_RULE}.")
+which = "wrong" if shown == "wrong answer" else "failed"
+st.markdown(f"{link(view.previous_failed, f'← previous {which}')} · "
+            f"{link(view.next_failed, f'next {which} →')} · {view.n_failed} {which} in this "
+            f"run", help=f"Retrieval failure: {FAILURE_RULE}.")
 if answer is not None:
     render_answer(answer)
 

@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from target_core.config import Settings
@@ -111,20 +111,19 @@ class OpenAIGenerator:
             reply, cached = self._complete(request.messages, response_format)
         except _CallFailed as exc:
             return Generation(answer="", error=str(exc), ms=_ms(started))
-        common = {"tokens_in": reply.tokens_in, "tokens_out": reply.tokens_out,
-                  "cached": cached, "ms": _ms(started)}
+        answered = Generation(answer="", tokens_in=reply.tokens_in,
+                              tokens_out=reply.tokens_out, cached=cached, ms=_ms(started))
         if request.task != "sql":
-            return Generation(answer=reply.content.strip(), **common)
+            return replace(answered, answer=reply.content.strip())
         parsed = parse_json_object(reply.content)
         if parsed is None or not isinstance(parsed.get("sql_query"), str):
-            return Generation(answer="", reasoning=reply.content[:4000],
-                              error="the reply is not the JSON object asked for (no "
-                                    "'sql_query' string)", **common)
+            return replace(answered, reasoning=reply.content[:4000],
+                           error="the reply is not the JSON object asked for (no "
+                                 "'sql_query' string)")
         database = parsed.get("database_id")
-        return Generation(answer=parsed["sql_query"].strip(),
-                          database_id=str(database) if database not in (None, "") else None,
-                          reasoning=str(parsed.get("chain_of_thought_reasoning") or "") or None,
-                          **common)
+        return replace(answered, answer=parsed["sql_query"].strip(),
+                       database_id=str(database) if database not in (None, "") else None,
+                       reasoning=str(parsed.get("chain_of_thought_reasoning") or "") or None)
 
     def summarize(self, table: Table, *, rows: int = 3) -> TableSummary:
         try:

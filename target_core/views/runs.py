@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from target_core.engine.store import RunRecord
+from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.tasks import task_rules
 
 RUN_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "queries",
@@ -33,3 +33,8 @@ def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
     for column in ("recall@k", "mrr", "ms p50", "answers"):
         frame[column] = frame[column].astype("float64")
     return frame
+
+
+def runs_with_results(store: RunStore) -> list[RunRecord]:
+    """Runs with at least one stored query (what the Query and Failures pages open)."""
+    return [r for r in store.list_runs() if r.n_done]
