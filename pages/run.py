@@ -5,9 +5,6 @@ stored and listed below. The GTR-T button fills in seed 001's pipeline."""
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
-import pandas as pd
 import streamlit as st
 
 from pages._ui import resources, shell, widgets
@@ -17,14 +14,18 @@ from target_core.engine.presets import pipeline_preset
 from target_core.engine.runner import run_retrieval
 from target_core.errors import TargetError
 from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
+from target_core.metrics.tasks import ANSWER_TASKS
 from target_core.retrievers import EXAMPLE_SPECS
 from target_core.types import (
+    CONTEXT_MODES,
     DEFAULT_TOKEN_BUDGET,
+    SQL_SCHEMAS,
     Dataset,
     GenerationConfig,
     RunConfig,
     TableView,
 )
+from target_core.views.runs import answers_label, runs_frame
 
 shell.frame()
 dataset = widgets.dataset_or_stop(widgets.pick_dataset())
@@ -64,14 +65,14 @@ limit = int(cols[1].number_input("Queries (0 = all)", 0, len(dataset.queries), 0
 seed = int(cols[2].number_input("Sample seed", 0, 2**31 - 1, 0, key="run-seed",
                                 disabled=limit == 0))
 generation = None
-if dataset.task in ("qa", "fact", "sql"):
+if dataset.task in ANSWER_TASKS:
     with st.expander("Generation (answer each query)", expanded=False):
         generator = st.selectbox(
             "Generator", [NO_GENERATOR, *GENERATOR_SPECS], key="run-generator",
             accept_new_options=True, help="heuristic: offline baseline, no model. openai: "
             "OpenAI or an OpenAI-compatible server (OPENAI_BASE_URL), TARGET's prompts.")
         gcols = st.columns(4)
-        context = gcols[0].radio("Context", ["retrieved", "oracle", "none"], key="run-context",
+        context = gcols[0].radio("Context", CONTEXT_MODES, key="run-context",
                                  help="retrieved: the top tables; oracle: the gold tables "
                                  "(upper bound); none: TARGET's no-context prompt")
         context_k = int(gcols[1].number_input("Tables in the prompt (0 = k)", 0, 1000, 0,
@@ -79,7 +80,7 @@ if dataset.task in ("qa", "fact", "sql"):
         budget = int(gcols[2].number_input("Token budget", 100, 1_000_000,
                                            DEFAULT_TOKEN_BUDGET, step=1000,
                                            key="run-budget"))
-        schema = gcols[3].radio("SQL schema", ["database", "tables"], key="run-sql-schema",
+        schema = gcols[3].radio("SQL schema", SQL_SCHEMAS, key="run-sql-schema",
                                 disabled=dataset.task != "sql",
                                 help="database: every table of each retrieved table's "
                                 "database (TARGET); tables: only the retrieved tables (GTR-T)")
@@ -112,7 +113,7 @@ for spec in specs:
         continue
     if estimate.lines:
         items = "\n".join(f"- {line.describe()}".replace("$", "\\$") for line in estimate.lines)
-        counted = ("" if all(line.exact for line in estimate.lines)
+        counted = ("" if estimate.exact
                    else " Some token counts are estimates (tiktoken unavailable, or assumed "
                    "summary and reply lengths).")
         st.info(f"`{spec}`: estimated cost of this run\n{items}\n\nNeeds OPENAI_API_KEY (and "
@@ -145,19 +146,12 @@ runs = resources.store().list_runs(dataset=dataset.name)
 if not runs:
     st.info("No runs yet: pick retrievers and launch.")
 else:
-    headline = {"qa": "sacrebleu", "fact": "fact_f1", "sql": "execution_accuracy"}
-    frame = pd.DataFrame([{
-        "run_id": r.run_id, "pipeline": r.config.label, "view": r.config.view.label,
-        "k": r.config.top_k, "status": r.status, "queries": f"{r.n_done}/{r.n_queries}",
-        "recall@k": r.metrics.get(f"recall@{min(10, r.config.top_k)}"),
-        "mrr": r.metrics.get("mrr"), "ms p50": r.metrics.get("retrieval_ms_p50"),
-        "answers": r.metrics.get(headline.get(r.task, "")),
-        "open": f"query?run={quote(r.run_id)}"} for r in runs])
+    frame = runs_frame(runs).drop(columns=["dataset"])
     st.dataframe(frame, hide_index=True, width="stretch", column_config={
         "open": st.column_config.LinkColumn("drill down", display_text="queries"),
         "recall@k": st.column_config.NumberColumn(format="%.3f"),
         "mrr": st.column_config.NumberColumn(format="%.3f"),
         "answers": st.column_config.NumberColumn(
-            headline.get(dataset.task, "answers"), format="%.3f",
+            answers_label(dataset.task), format="%.3f",
             help="sacreBLEU (QA), F1 (fact), execution accuracy (SQL)"),
         "ms p50": st.column_config.NumberColumn(format="%.2f")})

@@ -217,6 +217,11 @@ class RunCostEstimate:
         """Models of lines with no known price."""
         return tuple(line.model for line in self.lines if line.usd is None)
 
+    @property
+    def exact(self) -> bool:
+        """Every line's token counts are exact (tiktoken, no assumed reply lengths)."""
+        return all(line.exact for line in self.lines)
+
 
 def estimate_run_cost(dataset: Dataset, retriever: str, generation: GenerationConfig | None,
                       *, top_k: int, n_queries: int, view: TableView | None = None

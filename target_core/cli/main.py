@@ -20,6 +20,7 @@ from target_core.cli.benchgen import BENCHGEN_COMMANDS, benchgen_arguments
 from target_core.cli.format import ProgressBar, format_rows
 from target_core.config import load_settings
 from target_core.errors import TargetError
+from target_core.types import CONTEXT_MODES, FORMATS
 
 EXIT_ERROR = 2
 
@@ -280,13 +281,13 @@ def _run_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--no-title", action="store_true",
                          help="drop the page title, section title and table id from the text")
     command.add_argument("--rows", type=int, help="serialize the first N rows (0: header only)")
-    command.add_argument("--format", choices=["markdown", "csv", "json"])
+    command.add_argument("--format", choices=FORMATS)
     command.add_argument("--limit", type=int, help="a seeded sample of N queries")
     command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
     command.add_argument("--generator",
                          help="answer each query too: heuristic (offline baseline) or "
                               "openai[:MODEL]")
-    command.add_argument("--context", choices=["retrieved", "oracle", "none"],
+    command.add_argument("--context", choices=CONTEXT_MODES,
                          help="what the generator sees: the retrieved tables (default), the "
                               "gold tables (oracle) or nothing (none)")
     command.add_argument("--context-k", type=int,

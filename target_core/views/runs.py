@@ -10,9 +10,15 @@ import pandas as pd
 
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.tasks import task_rules
+from target_core.views.links import run_queries_link
 
 RUN_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "queries",
-               "recall@k", "mrr", "ms p50", "answers")
+               "recall@k", "mrr", "ms p50", "answers", "open")
+
+
+def answers_label(task: str) -> str:
+    """What the runs list's "answers" column holds for `task`, e.g. "EX"."""
+    return task_rules(task).answer_label or "answers"
 
 
 def recall_name(run: RunRecord) -> str:
@@ -21,13 +27,15 @@ def recall_name(run: RunRecord) -> str:
 
 
 def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
-    """One row per run, newest first as given; numbers are floats (NaN: not measured)."""
+    """One row per run, newest first as given; numbers are floats (NaN: not measured);
+    `open` links to the run's queries on the Query page."""
     rows = [{"run_id": r.run_id, "dataset": r.config.dataset, "pipeline": r.config.label,
              "view": r.config.view.label, "k": r.config.top_k, "status": r.status,
              "queries": f"{r.n_done}/{r.n_queries}",
              "recall@k": r.metrics.get(recall_name(r)), "mrr": r.metrics.get("mrr"),
              "ms p50": r.metrics.get("retrieval_ms_p50"),
-             "answers": r.metrics.get(task_rules(r.task).answer_metric or "")}
+             "answers": r.metrics.get(task_rules(r.task).answer_metric or ""),
+             "open": run_queries_link(r.run_id)}
             for r in runs]
     frame = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
     for column in ("recall@k", "mrr", "ms p50", "answers"):
