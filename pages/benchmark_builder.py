@@ -13,16 +13,25 @@ import streamlit as st
 from pages._ui import resources, shell, url, widgets
 from pages._ui.text import plain
 from target_core.analysis.failure_figures import error_source_bars
-from target_core.benchgen.build import build_draft, pick_templates
+from target_core.benchgen.build import pick_templates, sample_draft
 from target_core.benchgen.draft import Draft, Pair, list_drafts, pair_rows
-from target_core.benchgen.error_sources import DEFINITIONS, TABLE_COLUMNS, error_sources
+from target_core.benchgen.error_sources import TABLE_COLUMNS
 from target_core.benchgen.export import export_draft
-from target_core.benchgen.llm import make_judge, make_writer
 from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, load_templates
 from target_core.errors import TargetError
-from target_core.generators.cache import ResponseCache
-
-PAPER_ACCEPTANCE = 0.9511
+from target_core.views.benchmark import (
+    PAPER_ACCEPTANCE,
+    automatically_passed,
+    counts_frame,
+    error_source_view,
+    evaluable_runs,
+    next_pair,
+    pair_by_id,
+    result_frame,
+    run_label,
+    sql_datasets,
+    template_databases,
+)
 
 shell.frame()
 st.title("Benchmark builder")
@@ -35,7 +44,7 @@ make_tab, review_tab, export_tab = st.tabs(["1 · Sample", "2 · Review", "3 · 
 
 
 def _sample() -> None:
-    sql_sets = [i.name for i in resources.dataset_infos() if i.task == "sql" and i.databases]
+    sql_sets = sql_datasets(resources.dataset_infos())
     if not sql_sets:
         st.info("No text-to-SQL dataset with SQLite databases is available.")
         return
@@ -56,7 +65,7 @@ def _sample() -> None:
                 path = Path(tmp) / Path(upload.name).name
                 path.write_bytes(upload.getvalue())
                 templates = load_templates(path)
-        databases = sorted({t.database for t in templates if t.database in dataset.databases})
+        databases = template_databases(templates, dataset)
         database = left.selectbox("Database", ["(every database with templates)", *databases],
                                   key="bg-database")
         chosen = pick_templates(templates, dataset,
@@ -95,15 +104,12 @@ def _sample() -> None:
         return
     bar = st.progress(0.0, text="sampling SQL")
     try:
-        cache = ResponseCache.in_workspace(settings.workspace)
-        draft, report = build_draft(
-            dataset, chosen, workspace=settings.workspace, name=draft_name.strip(), n=n,
-            seed=seed, reference_date=reference if fixed else None,
-            writer=make_writer(writer_spec, settings, dataset.databases, cache=cache),
-            judge=make_judge(judge_spec, settings, dataset.databases, cache=cache),
+        draft, report, _, _ = sample_draft(
+            settings, dataset, chosen, database=None, name=draft_name.strip(), n=n,
+            seed=seed, reference_date=reference if fixed else None, writer_spec=writer_spec,
+            judge_spec=judge_spec, templates_label=upload.name if upload else "examples",
             replace=replace,
-            progress=lambda d, t, what: bar.progress(d / t, text=f"{what} {d}/{t}"),
-            extra_meta={"templates": upload.name if upload else "examples"})
+            progress=lambda d, t, what: bar.progress(d / t, text=f"{what} {d}/{t}"))
     except TargetError as exc:
         bar.empty()
         st.error(str(exc))
@@ -115,8 +121,7 @@ def _sample() -> None:
                f"{summary.total} questions; the automatic check passed "
                f"{summary.automatic_passed}. Review it in tab 2.")
     url.write(draft=draft.name)
-    st.dataframe([{"template": t, **c.to_dict()} for t, c in report.counts.items()],
-                 hide_index=True, width="stretch",
+    st.dataframe(counts_frame(report), hide_index=True, width="stretch",
                  column_config={"template_id": None, "first_error": st.column_config.TextColumn(
                      "first error", width="large")})
 
@@ -152,13 +157,11 @@ def _pair_pane(draft: Draft, pair: Pair, queue: list[Pair]) -> None:
         st.code(item.sql, language="sql", wrap_lines=True)
         st.markdown(f"**Result** · {item.n_rows} row{'s' if item.n_rows != 1 else ''}"
                     + (" (first 5)" if item.n_rows > 5 else ""))
-        st.dataframe([dict(zip(item.columns, row, strict=False))
-                      for row in item.result_preview], hide_index=True, width="stretch")
+        st.dataframe(result_frame(item), hide_index=True, width="stretch")
     if accept or reject or later:
         if accept or reject:
             draft.review(pair.pair_id, "accepted" if accept else "rejected", edited=text)
-        following = [p for p in queue if p.pair_id > pair.pair_id] or queue
-        nxt = next((p for p in following if p.pair_id != pair.pair_id), None)
+        nxt = next_pair(queue, pair)
         if nxt is not None:
             url.write(pair=str(nxt.pair_id))
         st.rerun()
@@ -190,7 +193,7 @@ def _review() -> None:
         for item, error in draft.writer_errors()[:5]:
             st.warning(f"No questions for {plain(item.template_id)}: {plain(error)}")
         if summary.pending and st.button(
-                f"Accept the {sum(p.automatic is True for p in draft.pairs('pending'))} "
+                f"Accept the {automatically_passed(draft.pairs('pending'))} "
                 "pending pairs the automatic check passed, reject those it failed",
                 key="bg-bulk"):
             draft.accept_automatic()
@@ -202,10 +205,7 @@ def _review() -> None:
             st.success("Nothing here." if status != "pending" else
                        "Every pair is reviewed. Export the accepted ones in tab 3.")
             return
-        by_id = {p.pair_id: p for p in pairs}
-        wanted = url.read("pair", "")
-        current = by_id.get(int(wanted)) if wanted.isdigit() else None
-        current = current or pairs[0]
+        current = pair_by_id(pairs, url.read("pair"))
         st.divider()
         st.caption(f"Pair {current.pair_id} · {pairs.index(current) + 1} of {len(pairs)} "
                    f"{status if status != 'all' else ''} · link: ?draft={plain(name)}"
@@ -252,32 +252,30 @@ def _export() -> None:
                              f"{result.name}", icon=":material/play_arrow:",
                              query_params={"dataset": result.name})
     st.subheader("Evaluate a text-to-SQL run by error source")
-    runs = [r for r in resources.store().list_runs() if r.n_done and r.config.generation is not None
-            and r.task == "sql"]
+    runs = evaluable_runs(resources.store())
     if not runs:
         st.info("No text-to-SQL run with a generator yet: run one on an exported dataset.")
         return
-    labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label}" for r in runs}
+    labels = {r.run_id: run_label(r) for r in runs}
     run_id = url.url_selectbox("Run", list(labels), param="run", key="bg-eval-run",
                                format_func=labels.get)
     run = resources.store().get_run(run_id)
     try:
-        report = error_sources(resources.store(), resources.load_by_name(run.config.dataset),
-                               run_id)
+        view = error_source_view(resources.store(),
+                                 resources.load_by_name(run.config.dataset), run_id)
     except TargetError as exc:
         st.error(str(exc))
         return
     st.caption("As the paper's Table 1: share of all queries. Overall = EA + Alt.")
     percent = {c: st.column_config.NumberColumn(c, format="%.1f%%") for c in TABLE_COLUMNS}
+    report = view.report
     st.dataframe(report.table(), width="stretch", column_config=percent)
     st.dataframe(report.by_difficulty(), width="stretch", column_config=percent)
     st.plotly_chart(error_source_bars(report), width="stretch")
     with st.expander("Definitions"):
-        st.dataframe([{"source": k, "definition": v} for k, v in DEFINITIONS.items()],
-                     hide_index=True, width="stretch",
+        st.dataframe(view.definitions, hide_index=True, width="stretch",
                      column_config={"definition": st.column_config.TextColumn(width="large")})
-    rows = report.frame()
-    rows.insert(0, "open", [url.query_url(run_id, q) for q in rows["query_id"]])
+    rows = view.queries
     st.dataframe(rows, hide_index=True, width="stretch", height=widgets.grid_height(len(rows), 12),
                  column_config={"open": st.column_config.LinkColumn("open",
                                                                      display_text="query"),

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
-import pandas as pd
 import streamlit as st
 
 from pages._ui import resources, shell
 from target_core.errors import TargetError
+from target_core.views.home import datasets_frame
 
 shell.frame()
 st.title("TARGET Explorer")
@@ -24,12 +22,9 @@ try:
 except TargetError as exc:  # e.g. two datasets with one name: say which, fix, reload
     st.error(str(exc))
     st.stop()
-frame = pd.DataFrame([i.to_dict() for i in infos])
-frame["browse"] = [f"datasets?dataset={quote(name)}" for name in frame["name"]]
 st.subheader("Datasets")
 st.dataframe(
-    frame[["name", "task", "tables", "queries", "databases", "kind", "browse", "error"]],
-    hide_index=True, width="stretch",
+    datasets_frame(infos), hide_index=True, width="stretch",
     column_config={"browse": st.column_config.LinkColumn("browse", display_text="open"),
                    "error": st.column_config.TextColumn("error", width="medium")},
 )

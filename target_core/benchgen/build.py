@@ -102,29 +102,25 @@ def build_draft(dataset: Dataset, templates: Sequence[Template], *, workspace: s
     return draft, report
 
 
-def sample_draft(settings: Settings, dataset: Dataset, *, templates_path: str | Path | None,
+def sample_draft(settings: Settings, dataset: Dataset, templates: Sequence[Template], *,
                  database: str | None, name: str, n: int, seed: int,
                  reference_date: date | None, writer_spec: str, judge_spec: str,
-                 workspace: str | Path | None = None, replace: bool = False,
-                 progress: Progress = no_progress, templates_label: str | None = None
+                 templates_label: str, workspace: str | Path | None = None,
+                 replace: bool = False, progress: Progress = no_progress
                  ) -> tuple[Draft, SampleReport, QuestionWriter, Judge]:
-    """The whole automatic part for the page and the CLI: load the templates (the
-    examples when no path is given), keep those for the dataset's databases (or one
-    database), build the writer and judge from their specs (one response cache in the
-    workspace), then `build_draft` into `workspace` (default: the settings')."""
+    """The whole automatic part, for the page and the CLI: keep the templates for the
+    dataset's databases (or one database), build the writer and judge from their specs
+    (one response cache in the workspace), then `build_draft` into `workspace` (default:
+    the settings')."""
     from target_core.benchgen.llm import make_judge, make_writer
-    from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, load_templates
     from target_core.generators.cache import ResponseCache
 
-    chosen = pick_templates(load_templates(templates_path or EXAMPLE_TEMPLATES_DIR), dataset,
-                            database)
+    chosen = pick_templates(templates, dataset, database)
     cache = ResponseCache.in_workspace(settings.workspace)
     writer = make_writer(writer_spec, settings, dataset.databases, cache=cache)
     judge = make_judge(judge_spec, settings, dataset.databases, cache=cache)
     draft, report = build_draft(
         dataset, chosen, workspace=workspace or settings.workspace, name=name, n=n, seed=seed,
         reference_date=reference_date, writer=writer, judge=judge, replace=replace,
-        progress=progress,
-        extra_meta={"templates": templates_label or str(templates_path or
-                                                        EXAMPLE_TEMPLATES_DIR)})
+        progress=progress, extra_meta={"templates": templates_label})
     return draft, report, writer, judge

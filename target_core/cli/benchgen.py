@@ -67,18 +67,21 @@ def cmd_sample(args: argparse.Namespace) -> int:
     import tempfile
 
     from target_core.benchgen.build import sample_draft
+    from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, load_templates
     from target_core.datasets import load_dataset
 
     settings = load_settings(args.workspace)
     dataset = load_dataset(args.dataset, settings)
+    source = args.templates or EXAMPLE_TEMPLATES_DIR
     with tempfile.TemporaryDirectory() as scratch:
         # Without --draft the draft lives in a scratch workspace for this command only.
         draft, report, writer, judge = sample_draft(
-            settings, dataset, templates_path=args.templates, database=args.database,
+            settings, dataset, load_templates(source), database=args.database,
             name=args.draft or "scratch", n=args.n, seed=args.seed,
             reference_date=_reference(args.reference_date), writer_spec=args.writer,
-            judge_spec=args.judge, workspace=settings.workspace if args.draft else scratch,
-            replace=args.replace, progress=ProgressBar(args.progress or sys.stderr.isatty()))
+            judge_spec=args.judge, templates_label=str(source),
+            workspace=settings.workspace if args.draft else scratch, replace=args.replace,
+            progress=ProgressBar(args.progress or sys.stderr.isatty()))
         with draft:
             records, summary = _records(draft), draft.summary()
             errors = draft.writer_errors()

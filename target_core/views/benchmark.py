@@ -1,0 +1,87 @@
+"""The Benchmark builder page's read model (seed 002): which datasets can be sampled,
+the templates' databases, a sampled query's result, the review queue, and a text-to-SQL
+run split by error source with links to its queries."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from target_core.benchgen.draft import Pair
+from target_core.benchgen.error_sources import DEFINITIONS, ErrorSourceReport, error_sources
+from target_core.benchgen.instantiate import SampledQuery, SampleReport
+from target_core.benchgen.templates import Template
+from target_core.datasets import DatasetInfo
+from target_core.engine.store import RunRecord, RunStore
+from target_core.types import Dataset
+from target_core.views.links import query_link
+
+PAPER_ACCEPTANCE = 0.9511
+"""Seed 002's acceptance rate of its LLM-written questions."""
+
+
+def sql_datasets(infos: Sequence[DatasetInfo]) -> list[str]:
+    """Text-to-SQL datasets with SQLite databases to sample from."""
+    return [i.name for i in infos if i.task == "sql" and i.databases]
+
+
+def template_databases(templates: Sequence[Template], dataset: Dataset) -> list[str]:
+    """The dataset's databases that some template is for."""
+    return sorted({t.database for t in templates if t.database in dataset.databases})
+
+
+def counts_frame(report: SampleReport) -> pd.DataFrame:
+    """Draws per template: kept, error, empty, duplicate, first error."""
+    return pd.DataFrame([{"template": t, **c.to_dict()} for t, c in report.counts.items()])
+
+
+def result_frame(item: SampledQuery) -> pd.DataFrame:
+    """The sampled query's result preview as a table."""
+    return pd.DataFrame([list(row) for row in item.result_preview],
+                        columns=list(item.columns) or None)
+
+
+def next_pair(queue: Sequence[Pair], current: Pair) -> Pair | None:
+    """The pair to review after `current`: the next in the queue, else the first other."""
+    following = [p for p in queue if p.pair_id > current.pair_id] or list(queue)
+    return next((p for p in following if p.pair_id != current.pair_id), None)
+
+
+def pair_by_id(pairs: Sequence[Pair], wanted: str | None) -> Pair:
+    """The pair whose id is `wanted` (text from a link), else the first."""
+    by_id = {p.pair_id: p for p in pairs}
+    found = by_id.get(int(wanted)) if wanted and wanted.isdigit() else None
+    return found or pairs[0]
+
+
+def automatically_passed(pairs: Sequence[Pair]) -> int:
+    return sum(p.automatic is True for p in pairs)
+
+
+def evaluable_runs(store: RunStore) -> list[RunRecord]:
+    """Text-to-SQL runs with a generator and stored queries."""
+    return [r for r in store.list_runs() if r.n_done and r.config.generation is not None
+            and r.task == "sql"]
+
+
+def run_label(run: RunRecord) -> str:
+    return f"{run.run_id} · {run.config.dataset} · {run.config.label}"
+
+
+@dataclass(frozen=True)
+class ErrorSourceView:
+    report: ErrorSourceReport
+    definitions: pd.DataFrame
+    queries: pd.DataFrame
+    """One row per query with its error source and an `open` link to the Query page."""
+
+
+def error_source_view(store: RunStore, dataset: Dataset, run_id: str) -> ErrorSourceView:
+    """The run split by error source (seed 002's Table 1); raises TargetError."""
+    report = error_sources(store, dataset, run_id)
+    rows = report.frame()
+    rows.insert(0, "open", [query_link(run_id, q) for q in rows["query_id"]])
+    definitions = pd.DataFrame([{"source": k, "definition": v} for k, v in DEFINITIONS.items()])
+    return ErrorSourceView(report, definitions, rows)
