@@ -12,7 +12,16 @@ from pages._ui.text import plain
 from target_core.analysis.failure_figures import ablation_bars
 from target_core.errors import TargetError
 from target_core.retrievers import EXAMPLE_SPECS
-from target_core.views.ablations import ablation_variants, load_ablation, run_ablation
+from target_core.types import FORMATS
+from target_core.views.ablations import (
+    ROWS_CHOICES,
+    TABLE_FORMATS,
+    ablation_variants,
+    load_ablation,
+    missing_variants,
+    run_ablation,
+    sensitivity_frame,
+)
 
 shell.frame()
 st.title("Ablations")
@@ -33,21 +42,19 @@ limit = int(cols[2].number_input("Queries (0 = all)", 0, len(dataset.queries),
                                  min(int(url.read("limit", "0")), len(dataset.queries)),
                                  key="ablation-limit",
                                  help="A seeded sample of this many queries."))
-ROWS = {"all rows": None, "first 100 rows": 100, "first 10 rows": 10, "header only": 0}
 cols = st.columns(2)
-rows_chosen = cols[0].multiselect("Rows", list(ROWS), ["all rows", "first 100 rows",
+rows_chosen = cols[0].multiselect("Rows", list(ROWS_CHOICES), ["all rows", "first 100 rows",
                                                        "header only"], key="ablation-rows",
                                   help="Each with and without the title; the first is the "
                                        "base row of the table.")
-formats = cols[1].multiselect("Formats", ["markdown", "csv", "json"],
-                              ["markdown", "csv", "json"], key="ablation-formats",
+formats = cols[1].multiselect("Formats", FORMATS, FORMATS, key="ablation-formats",
                               help="Each with the title and the first rows setting.")
 url.write(retriever=retriever, top_k=top_k, limit=limit)
 if not rows_chosen or not retriever:
     st.info("Pick a retriever and at least one rows setting.")
     st.stop()
 
-variants = ablation_variants([ROWS[r] for r in rows_chosen], formats or ["markdown"])
+variants = ablation_variants([ROWS_CHOICES[r] for r in rows_chosen], formats or ["markdown"])
 options = {"top_k": top_k, "limit": limit or None, "variants": variants}
 try:
     report = load_ablation(resources.store(), resources.settings(), dataset, retriever, **options)
@@ -55,7 +62,7 @@ except TargetError as exc:
     st.error(str(exc))
     st.stop()
 
-missing = [v.variant.name for v in report.variants if v.run is None]
+missing = missing_variants(report)
 label = (f"Run {len(missing)} missing variant(s)" if missing else "All variants are stored")
 if st.button(label, type="primary", disabled=not missing):
     outer = st.progress(0.0, text="starting")
@@ -87,10 +94,8 @@ if report.hits.empty:
 st.subheader("Table 2 layout")
 table = report.table()
 italic = set(report.italic_rows())
-formats_ = {**{f"R@{k}": "{:.3f}" for k in (1, 3, 5, 10)}, "ms": "{:.2f}",
-            "p vs base": "{:.2g}"}
 styled = (table.rename(columns={"ms": "ms / query"}).style
-          .format({("ms / query" if c == "ms" else c): f for c, f in formats_.items()},
+          .format({("ms / query" if c == "ms" else c): f for c, f in TABLE_FORMATS.items()},
                   na_rep="—")
           .apply(lambda row: ["font-style: italic" if row.name in italic else ""
                               for _ in row], axis=1)
@@ -116,11 +121,8 @@ for col, (group, ids) in zip(cols, groups.items(), strict=False):
 for group, ids in groups.items():
     if not ids:
         continue
-    run = report.missed_by(group)
     with st.expander(f"{group}: {len(ids)} queries (links open the run that missed them)"):
-        rows = [{"open": url.query_url(run.run_id, q),
-                 "query_id": q, "tag": report.tags.get(q, ""),
-                 "query": dataset.query(q).query} for q in ids] if run else []
+        rows = sensitivity_frame(report, dataset, group)
         st.dataframe(rows, hide_index=True, width="stretch",
                      height=widgets.grid_height(len(rows), 10), column_config={
                          "open": st.column_config.LinkColumn("open", display_text="query"),

@@ -29,6 +29,7 @@ from target_core.views.datasets import (
     render_views,
     search,
     table_frame,
+    views_to_compare,
 )
 from target_core.views.plots import size_distributions
 
@@ -87,8 +88,7 @@ def show_table(table: Table, dataset: Dataset, view: TableView, key: str,
     with text:
         chosen = st.multiselect("Compare with presets", list(VIEW_PRESETS),
                                 default=["header-only", "target-ottqa"], key=f"{key}-compare")
-        views = [view] + [VIEW_PRESETS[name] for name in chosen if VIEW_PRESETS[name] != view]
-        for rendered in render_views(table, views):
+        for rendered in render_views(table, views_to_compare(view, chosen)):
             st.markdown(f"**{plain(rendered.label)}** · {rendered.tokens:,} tokens "
                         f"({plain(summary.token_label)})")
             st.code(rendered.text, language=None, wrap_lines=True, height=min(

@@ -5,14 +5,41 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from target_core.analysis.ablation import AblationReport, load_ablation
+import pandas as pd
+
+from target_core.analysis.ablation import RECALL_KS, AblationReport, load_ablation
 from target_core.config import Settings
 from target_core.datasets import load_dataset
 from target_core.engine.ablate import Variant, ablation_variants, run_variants
 from target_core.engine.store import RunStore
 from target_core.progress import Progress, no_progress
+from target_core.types import Dataset
+from target_core.views.links import query_link
 
-__all__ = ["ablation_variants", "load_ablation", "run_ablation"]
+__all__ = ["ROWS_CHOICES", "TABLE_FORMATS", "ablation_variants", "load_ablation",
+           "missing_variants", "run_ablation", "sensitivity_frame"]
+
+ROWS_CHOICES: dict[str, int | None] = {"all rows": None, "first 100 rows": 100,
+                                       "first 10 rows": 10, "header only": 0}
+"""The rows settings the page offers: label -> TableView.rows."""
+
+TABLE_FORMATS = {**{f"R@{k}": "{:.3f}" for k in RECALL_KS}, "ms": "{:.2f}",
+                 "p vs base": "{:.2g}"}
+"""Number formats of AblationReport.table()'s columns."""
+
+
+def missing_variants(report: AblationReport) -> list[str]:
+    """The names of the variants not run yet."""
+    return [v.variant.name for v in report.variants if v.run is None]
+
+
+def sensitivity_frame(report: AblationReport, dataset: Dataset, group: str) -> pd.DataFrame:
+    """The queries of one sensitivity group with a link to the run that missed them."""
+    run = report.missed_by(group)
+    ids = report.sensitivity().get(group, [])
+    rows = [{"open": query_link(run.run_id, q), "query_id": q, "tag": report.tags.get(q, ""),
+             "query": dataset.query(q).query} for q in ids] if run else []
+    return pd.DataFrame(rows, columns=["open", "query_id", "tag", "query"])
 
 
 def run_ablation(store: RunStore, settings: Settings, dataset: str, retriever: str, *,

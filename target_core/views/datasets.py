@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,15 @@ import pandas as pd
 
 from target_core.serialize import table_text
 from target_core.tokens import TokenCounter, get_counter
-from target_core.types import Dataset, Query, Table, TableKey, TableView, table_ref
+from target_core.types import (
+    VIEW_PRESETS,
+    Dataset,
+    Query,
+    Table,
+    TableKey,
+    TableView,
+    table_ref,
+)
 
 
 @dataclass(frozen=True)
@@ -203,3 +212,8 @@ def queries_with_gold(dataset: Dataset, key: TableKey) -> list[str]:
 def query_detail(dataset: Dataset, query_id: str) -> QueryDetail:
     query = dataset.query(query_id)
     return QueryDetail(query, [dataset.table(k) for k in query.gold])
+
+
+def views_to_compare(view: TableView, presets: Sequence[str]) -> list[TableView]:
+    """`view`, then each named preset that differs from it (for side-by-side texts)."""
+    return [view] + [VIEW_PRESETS[name] for name in presets if VIEW_PRESETS[name] != view]
