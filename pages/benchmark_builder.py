@@ -28,7 +28,7 @@ from target_core.views.benchmark import (
     next_pair,
     pair_by_id,
     result_frame,
-    run_label,
+    run_labels,
     sql_datasets,
     template_databases,
 )
@@ -256,7 +256,7 @@ def _export() -> None:
     if not runs:
         st.info("No text-to-SQL run with a generator yet: run one on an exported dataset.")
         return
-    labels = {r.run_id: run_label(r) for r in runs}
+    labels = run_labels(runs)
     run_id = url.url_selectbox("Run", list(labels), param="run", key="bg-eval-run",
                                format_func=labels.get)
     run = resources.store().get_run(run_id)

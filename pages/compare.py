@@ -34,7 +34,7 @@ if not choices.eligible:
 # this page last wrote it (a link, the back button); otherwise the widgets keep their
 # state, so the page's own echo in the URL never resets them.
 params, from_link = url.linked(("dataset", "runs", "k"), key="compare")
-wanted_runs = [r for r in (params["runs"] or "").split(",") if r]
+wanted_runs = url.read_list("runs")
 wanted_dataset = choices.dataset_of(wanted_runs) or params["dataset"]
 if from_link or st.session_state.get("compare-dataset") not in choices.eligible:
     st.session_state["compare-dataset"] = (wanted_dataset if wanted_dataset in choices.eligible

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from pages._ui import resources, shell
-from target_core.analysis.significance import VsBest, significant_vs_best
+from target_core.analysis.significance import VsBest
 from target_core.engine.store import RunRecord
 from target_core.views.overview import (
     complete_runs,
@@ -17,14 +17,14 @@ from target_core.views.overview import (
     leaderboard_view,
     overview_filters,
     select_runs,
+    significance_of,
 )
 
 
 @st.cache_data(show_spinner="Testing against the best runs…", max_entries=16)
 def _vs_best(workspace: str, run_ids: tuple[str, ...]) -> dict[str, VsBest]:
     """Keyed on the leaderboard's run ids: complete runs never change."""
-    store = resources.store()
-    return significant_vs_best(store, [store.get_run(r) for r in run_ids])
+    return significance_of(resources.store(), run_ids)
 
 
 def vs_best(runs: Sequence[RunRecord]) -> dict[str, VsBest]:

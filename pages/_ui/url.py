@@ -26,6 +26,11 @@ def read(name: str, default: str | None = None) -> str | None:
     return st.query_params.get(name, default)
 
 
+def read_list(name: str) -> list[str]:
+    """A comma-separated query parameter as its non-empty items (?runs=a,b -> [a, b])."""
+    return [item for item in (read(name) or "").split(",") if item]
+
+
 def write(**values: object) -> None:
     """Set query parameters (as text); a None value leaves its parameter as it is."""
     st.query_params.update({name: str(v) for name, v in values.items() if v is not None})

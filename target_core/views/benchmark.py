@@ -66,8 +66,9 @@ def evaluable_runs(store: RunStore) -> list[RunRecord]:
             and r.task == "sql"]
 
 
-def run_label(run: RunRecord) -> str:
-    return f"{run.run_id} · {run.config.dataset} · {run.config.label}"
+def run_labels(runs: Sequence[RunRecord]) -> dict[str, str]:
+    """run_id -> "RUN · DATASET · PIPELINE", for a picker."""
+    return {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label}" for r in runs}
 
 
 @dataclass(frozen=True)

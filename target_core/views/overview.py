@@ -76,6 +76,12 @@ def display_table(board: Leaderboard) -> pd.DataFrame:
     return board.table.apply(fmt)
 
 
+def significance_of(store: RunStore, run_ids: Sequence[str]) -> dict[str, VsBest]:
+    """The leaderboard's tests for the runs `run_ids` (as leaderboard_significance_ids
+    lists them): what a page caches by those ids."""
+    return significant_vs_best(store, [store.get_run(r) for r in run_ids])
+
+
 def leaderboard_significance_ids(runs: Sequence[RunRecord]) -> tuple[str, ...]:
     """The run ids the leaderboard's tests depend on (a cache key: complete runs never
     change)."""
