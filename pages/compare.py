@@ -93,9 +93,10 @@ with st.expander("How these are computed"):
     st.markdown(plain(DEFINITIONS))
 
 st.subheader("Gold ranks per query")
-st.caption("Best rank of any gold table in each run; a marker stands for every query with "
-           "the same pair of ranks (hover for their ids). Dotted lines: k. Below the "
-           "diagonal the compared run ranks the gold table higher.")
+st.caption("The rank by which each run retrieved every gold table of the query (with one "
+           "gold table, its rank): inside the dotted k lines a run found the query. A "
+           "marker stands for every query with the same pair of ranks (hover for their "
+           "ids). Below the diagonal the compared run ranks the gold tables higher.")
 columns = st.columns(min(2, len(comparison.pairs)))
 for i, pair in enumerate(comparison.pairs):
     columns[i % len(columns)].plotly_chart(

@@ -110,11 +110,16 @@ def test_outcomes_frame_one_row_per_query(store) -> None:
     frame = outcomes_frame(store, [a, b], 10)
     assert list(frame["query_id"]) == ["q1", "q2", EVIL, "q4", "q5", "q6"]
     assert list(frame.columns) == ["query_id"] + [
-        outcome_column(run, f) for run in (a, b) for f in ("hit", "rr", "best_gold_rank")]
+        outcome_column(run, f) for run in (a, b)
+        for f in ("hit", "rr", "best_gold_rank", "found", "last_gold_rank")]
     row = frame.set_index("query_id")
     assert row.loc["q4", f"{a}:best_gold_rank"] == 2 and row.loc["q4", f"{a}:rr"] == 0.5
     assert pd.isna(row.loc["q5", f"{a}:best_gold_rank"]) and row.loc["q5", f"{a}:hit"] == 0
     assert pd.isna(row.loc["q6", f"{a}:hit"])  # not answered by a: hit is missing too
+    # found = every gold table within k: q4 of b has a gold table never ranked
+    assert row.loc["q4", f"{b}:hit"] == 1 and row.loc["q4", f"{b}:found"] == 0
+    assert pd.isna(row.loc["q4", f"{b}:last_gold_rank"])
+    assert row.loc["q1", f"{b}:found"] == 1 and row.loc["q1", f"{b}:last_gold_rank"] == 2
     assert frame.attrs["k"] == 10
     again = pd.read_csv(io.StringIO(frame.to_csv(index=False)))
     assert again.shape == frame.shape

@@ -109,3 +109,21 @@ def test_pages_agree(app, tmp_path: Path, dataset: str, top_k: int) -> None:
     at.sidebar.radio(key="query-filter").set_value("missed by retrieval").run()
     box = at.selectbox(key=f"query-id-{run.run_id}-missed by retrieval")
     assert {o.split()[0] for o in box.options} == expected
+
+
+def test_flipped_queries_and_outcomes_follow_the_rule(workspace: Path) -> None:
+    from target_core.analysis.compare import compare_runs
+    from target_core.analysis.significance import outcome_column, outcomes_frame
+
+    store = RunStore.in_workspace(workspace)
+    sql = [r for r in store.list_runs() if r.config.dataset == "demo-sql"]
+    fact = [r for r in store.list_runs() if r.config.dataset == "demo-fact"]
+    for a, b in (sql, fact):
+        k = min(a.config.top_k, b.config.top_k)
+        failed_a = set(failed_query_ids(store, a, k))
+        failed_b = set(failed_query_ids(store, b, k))
+        (pair,) = compare_runs(store, [a.run_id, b.run_id], k=k).pairs
+        assert {f.query_id for f in pair.flipped} == failed_a ^ failed_b
+        assert all(f.hit_other == (f.query_id in failed_a) for f in pair.flipped)
+        frame = outcomes_frame(store, [a.run_id, b.run_id], k).set_index("query_id")
+        assert set(frame.index[frame[outcome_column(a.run_id, "found")] == 0]) == failed_a

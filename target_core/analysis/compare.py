@@ -65,6 +65,9 @@ class FlippedQuery:
     rank_baseline: int | None
     """Best rank of any gold table in the baseline run (None: never ranked)."""
     rank_other: int | None
+    last_rank_baseline: int | None = None
+    """The rank by which the baseline retrieved every gold table (None: some never)."""
+    last_rank_other: int | None = None
 
 
 @dataclass(frozen=True)
@@ -200,7 +203,8 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], *, k: int | None = Non
                 flipped.append(FlippedQuery(
                     query_id=q, hit_baseline=hit_a, hit_other=hit_b,
                     rr_baseline=float(a.metrics["mrr"]), rr_other=float(b.metrics["mrr"]),
-                    rank_baseline=a.best_rank, rank_other=b.best_rank))
+                    rank_baseline=a.best_rank, rank_other=b.best_rank,
+                    last_rank_baseline=a.last_rank, last_rank_other=b.last_rank))
         flipped.sort(key=lambda f: -abs(f.rr_other - f.rr_baseline))  # stable: query order
         hit_test = tests[0]
         pairs.append(PairComparison(

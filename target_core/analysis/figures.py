@@ -53,21 +53,24 @@ def _nice_above(value: float) -> int:
 
 def rank_scatter(outcomes: pd.DataFrame, run_a: str, run_b: str, *,
                  names: Mapping[str, str] | None = None) -> go.Figure:
-    """Best gold rank per query, run A on x and run B on y, log axes.
+    """Per query, the rank by which each run retrieved every gold table (one gold table:
+    its rank), run A on x and run B on y, log axes.
 
-    Queries never ranked sit at an explicit "not ranked" position beyond the largest
-    rank; queries with the same pair of ranks share one marker sized by their count
-    (hover lists their ids). Colour says which run found a gold table within k (from
-    `outcomes_frame`, whose attrs["k"] is k); the dotted lines mark k, the diagonal
-    equal ranks (below it: B ranks the gold higher).
+    Queries where some gold table was never ranked sit at an explicit "not ranked"
+    position beyond the largest rank; queries with the same pair of ranks share one
+    marker sized by their count (hover lists their ids). Colour says which run found
+    the query at k (every gold table within k, metrics.tasks.FAILURE_RULE; from
+    `outcomes_frame`, whose attrs["k"] is k), so a marker is "found" exactly when it
+    lies inside the dotted k lines; the diagonal is equal ranks (below it: B ranks the
+    gold higher).
     """
     names = dict(names or {})
     name_a, name_b = names.get(run_a, run_a), names.get(run_b, run_b)
     k = int(outcomes.attrs.get("k", 10))
-    hit_a, hit_b = outcome_column(run_a, "hit"), outcome_column(run_b, "hit")
+    hit_a, hit_b = outcome_column(run_a, "found"), outcome_column(run_b, "found")
     both = outcomes.dropna(subset=[hit_a, hit_b])
-    rank_a = both[outcome_column(run_a, "best_gold_rank")]
-    rank_b = both[outcome_column(run_b, "best_gold_rank")]
+    rank_a = both[outcome_column(run_a, "last_gold_rank")]
+    rank_b = both[outcome_column(run_b, "last_gold_rank")]
     largest = max([k, *rank_a.dropna().tolist(), *rank_b.dropna().tolist()])
     not_ranked = _nice_above(largest * 2.5)
     frame = pd.DataFrame({
@@ -103,8 +106,8 @@ def rank_scatter(outcomes: pd.DataFrame, run_a: str, run_b: str, *,
     axis = {"type": "log", "range": [-0.1, math.log10(not_ranked) + 0.1],
             "tickvals": [*ticks, not_ranked],
             "ticktext": [str(t) for t in ticks] + ["not ranked"], "zeroline": False}
-    figure.update_xaxes(title_text=f"best gold rank: {name_a}", **axis)
-    figure.update_yaxes(title_text=f"best gold rank: {name_b}", **axis)
+    figure.update_xaxes(title_text=f"all gold tables by rank: {name_a}", **axis)
+    figure.update_yaxes(title_text=f"all gold tables by rank: {name_b}", **axis)
     for line in ("x", "y"):  # the hit@k boundary and the "not ranked" band
         k_edge = {"x0": k + 0.5, "x1": k + 0.5, "y0": 0, "y1": 1, "yref": "paper"}
         if line == "y":

@@ -69,17 +69,21 @@ def paired_tests_table(comparison: RunComparison, names: Mapping[str, str]) -> p
 
 
 def flipped_table(pair: PairComparison, names: Mapping[str, str]) -> pd.DataFrame:
-    """The pair's flipped queries (largest change of reciprocal rank first)."""
-    columns = ["query_id", "found by", "baseline rank", "compared rank", "baseline RR",
-               "compared RR"]
+    """The pair's flipped queries (largest change of reciprocal rank first). "all gold
+    by" is the rank by which each run retrieved every gold table: found at k when it is
+    at most k."""
+    columns = ["query_id", "found by", "baseline: all gold by", "compared: all gold by",
+               "baseline rank", "compared rank", "baseline RR", "compared RR"]
     rows = [{"query_id": f.query_id,
              "found by": names.get(pair.other if f.hit_other else pair.baseline,
                                    pair.other if f.hit_other else pair.baseline),
+             "baseline: all gold by": f.last_rank_baseline,
+             "compared: all gold by": f.last_rank_other,
              "baseline rank": f.rank_baseline, "compared rank": f.rank_other,
              "baseline RR": round(f.rr_baseline, 4), "compared RR": round(f.rr_other, 4)}
             for f in pair.flipped]
     frame = pd.DataFrame(rows, columns=columns)
-    for column in ("baseline rank", "compared rank"):
+    for column in columns[2:6]:
         frame[column] = frame[column].astype("Int64")
     return frame
 

@@ -24,7 +24,7 @@ from target_core.engine.store import RunRecord, RunStore
 __all__ = ["OUTCOME_FIELDS", "VsBest", "outcome_column", "outcomes_frame",
            "significant_vs_best"]
 
-OUTCOME_FIELDS = ("hit", "rr", "best_gold_rank")
+OUTCOME_FIELDS = ("hit", "rr", "best_gold_rank", "found", "last_gold_rank")
 """Per-run columns of `outcomes_frame`, then any downstream metric the run has."""
 
 
@@ -37,7 +37,10 @@ def outcome_column(run_id: str, field: str) -> str:
 def outcomes_frame(store: RunStore, run_ids: Sequence[str], k: int) -> pd.DataFrame:
     """One row per query, with for each run: `RUN:hit` (hit@k, 0/1), `RUN:rr` (reciprocal
     rank of the first gold table), `RUN:best_gold_rank` (best rank of any gold table,
-    beyond k when the retriever scored the whole corpus; <NA>: never ranked) and each
+    beyond k when the retriever scored the whole corpus; <NA>: never ranked),
+    `RUN:found` (1: every gold table within k, metrics.tasks.FAILURE_RULE),
+    `RUN:last_gold_rank` (the rank by which every gold table was retrieved; <NA>: some
+    gold table never ranked) and each
     downstream metric the run has (`RUN:sentence_bleu`, `RUN:execution_match`,
     `RUN:fact_correct`).
 
@@ -60,11 +63,13 @@ def outcomes_frame(store: RunStore, run_ids: Sequence[str], k: int) -> pd.DataFr
             row[outcome_column(run_id, "hit")] = metrics.get(hit_key)
             row[outcome_column(run_id, "rr")] = metrics.get("mrr")
             row[outcome_column(run_id, "best_gold_rank")] = result.best_rank
+            row[outcome_column(run_id, "found")] = 0 if result.failed_at(k) else 1
+            row[outcome_column(run_id, "last_gold_rank")] = result.last_rank
             for metric in downstream:
                 row[outcome_column(run_id, metric)] = metrics.get(metric)
     frame = pd.DataFrame(list(rows.values()), columns=columns)
     for column in frame.columns[1:]:
-        if column.endswith((":hit", ":best_gold_rank")):
+        if column.endswith((":hit", ":best_gold_rank", ":found", ":last_gold_rank")):
             frame[column] = frame[column].astype("Int64")
         else:
             frame[column] = frame[column].astype("Float64")

@@ -68,13 +68,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if pair.flipped:
             print(f"flipped queries ({len(pair.flipped)}, top 10 by reciprocal-rank change):")
             print(format_rows([{"query_id": f.query_id,
-                                "baseline": "hit" if f.hit_baseline else "miss",
-                                "other": "hit" if f.hit_other else "miss",
-                                "rank baseline": f.rank_baseline, "rank other": f.rank_other,
+                                "baseline": "found" if f.hit_baseline else "failed",
+                                "other": "found" if f.hit_other else "failed",
+                                "all gold by (baseline)": f.last_rank_baseline,
+                                "all gold by (other)": f.last_rank_other,
                                 "rr change": f"{f.rr_other - f.rr_baseline:+.3f}"}
                                for f in pair.flipped[:10]],
-                              ["query_id", "baseline", "other", "rank baseline",
-                               "rank other", "rr change"]))
+                              ["query_id", "baseline", "other", "all gold by (baseline)",
+                               "all gold by (other)", "rr change"]))
     return 0
 
 
