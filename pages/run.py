@@ -9,7 +9,6 @@ import streamlit as st
 
 from pages._ui import resources, shell, widgets
 from pages._ui.text import plain
-from target_core.costs import RunCostEstimate, estimate_run_cost
 from target_core.engine.presets import pipeline_preset
 from target_core.engine.runner import run_retrieval
 from target_core.errors import TargetError
@@ -20,10 +19,8 @@ from target_core.types import (
     CONTEXT_MODES,
     DEFAULT_TOKEN_BUDGET,
     SQL_SCHEMAS,
-    Dataset,
     GenerationConfig,
     RunConfig,
-    TableView,
 )
 from target_core.views.runs import answers_label, runs_frame
 
@@ -92,22 +89,10 @@ if dataset.task in ANSWER_TASKS:
             st.caption("Generator: heuristic, an offline baseline with no model.")
 
 
-@st.cache_data(show_spinner="Estimating tokens…", max_entries=64)
-def run_estimate(_dataset: Dataset, fingerprint: str, spec: str,
-                 generation: dict[str, object] | None, view: dict[str, object], top_k: int,
-                 n_queries: int) -> RunCostEstimate:
-    """estimate_run_cost, cached: it counts the tokens of every table."""
-    config = None if generation is None else GenerationConfig.from_dict(generation)
-    return estimate_run_cost(_dataset, spec, config, top_k=top_k, n_queries=n_queries,
-                             view=TableView.from_dict(view))
-
-
 for spec in specs:
     try:
-        estimate = run_estimate(dataset, dataset.fingerprint, spec,
-                                None if generation is None else generation.to_dict(),
-                                view.to_dict(), top_k,
-                                limit or len(dataset.queries))
+        estimate = resources.run_estimate(dataset, spec, generation, view, top_k=top_k,
+                                          n_queries=limit or len(dataset.queries))
     except TargetError as exc:
         st.error(f"{spec}: {exc}")
         continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from target_core.config import Settings, load_settings
-from target_core.costs import ChatCostEstimate, generation_cost
+from target_core.costs import RunCostEstimate, estimate_run_cost
 from target_core.datasets import DatasetInfo, discover, list_datasets, load_dataset, open_lookup
 from target_core.engine.store import RunStore
 from target_core.types import Dataset, GenerationConfig, TableLookup, TableView
@@ -61,15 +61,18 @@ def summary(dataset: Dataset, view: TableView) -> DatasetSummary:
     return _summary(dataset, dataset.fingerprint, view.to_dict())
 
 
-@st.cache_data(show_spinner="Estimating tokens…", max_entries=32)
-def _chat_estimate(_dataset: Dataset, fingerprint: str, generation: dict[str, object],
-                   top_k: int, n_queries: int, model: str) -> ChatCostEstimate:
-    return generation_cost(_dataset, GenerationConfig.from_dict(generation), top_k=top_k,
-                           n_queries=n_queries, model=model)
+@st.cache_data(show_spinner="Estimating tokens…", max_entries=64)
+def _run_estimate(_dataset: Dataset, fingerprint: str, spec: str,
+                  generation: dict[str, object] | None, view: dict[str, object], top_k: int,
+                  n_queries: int) -> RunCostEstimate:
+    config = None if generation is None else GenerationConfig.from_dict(generation)
+    return estimate_run_cost(_dataset, spec, config, top_k=top_k, n_queries=n_queries,
+                             view=TableView.from_dict(view))
 
 
-def chat_estimate(dataset: Dataset, generation: GenerationConfig, *, top_k: int,
-                  n_queries: int, model: str) -> ChatCostEstimate:
-    """The generation cost estimate, cached: it counts the tokens of every table."""
-    return _chat_estimate(dataset, dataset.fingerprint, generation.to_dict(), top_k,
-                          n_queries, model)
+def run_estimate(dataset: Dataset, spec: str, generation: GenerationConfig | None,
+                 view: TableView, *, top_k: int, n_queries: int) -> RunCostEstimate:
+    """The cost estimate of one run, cached: it counts the tokens of every table."""
+    return _run_estimate(dataset, dataset.fingerprint, spec,
+                         None if generation is None else generation.to_dict(), view.to_dict(),
+                         top_k, n_queries)
