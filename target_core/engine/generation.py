@@ -21,6 +21,7 @@ from target_core.generators.context import ContextBuilder
 from target_core.generators.prompts import build_messages
 from target_core.metrics.downstream import DownstreamOutcome, per_query_downstream
 from target_core.metrics.facts import FACT_LABELS, gold_label, map_prediction
+from target_core.metrics.tasks import reference_of
 from target_core.tokens import TokenCounter
 from target_core.types import Dataset, GenerationConfig, Query, TableKey, TableView
 
@@ -134,14 +135,6 @@ class Evaluator:
             record["pred_error"] = (f"database '{chosen}' is not part of this dataset"
                                     if chosen else "no database was chosen or retrieved")
         return record
-
-
-def reference_of(query: Query, task: str) -> Any:
-    if task == "sql":
-        return query.sql or query.answer
-    if task == "fact":
-        return query.label if query.label is not None else query.answer
-    return query.answer
 
 
 def downstream_outcome(query: Query, record: dict[str, Any], task: str) -> DownstreamOutcome:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from target_core.errors import UnknownNameError
-from target_core.types import TableKey
+from target_core.types import Query, TableKey
 
 __all__ = ["ANSWER_TASKS", "FAILURE_RULE", "QA_BLEU_THRESHOLD", "RULES", "TaskRules",
-           "answer_right", "right_rule", "failed_at", "last_gold_rank",
+           "answer_right", "reference_of", "right_rule", "failed_at", "last_gold_rank",
            "missing_gold", "task_rules"]
 
 FAILURE_RULE = ("a query fails at k when some gold table is not among the first k "
@@ -97,6 +98,16 @@ def right_rule(task: str, bleu_threshold: float | None = None) -> str:
     if rules.score_metric is not None and bleu_threshold is not None:
         return f"{rules.score_metric} >= {bleu_threshold:g}"
     return "no right/wrong"
+
+
+def reference_of(query: Query, task: str) -> Any:
+    """What a generated answer is judged against: the gold SQL (text-to-SQL; the answer
+    when a query has none), the label (fact verification; else the answer), the answer."""
+    if task == "sql":
+        return query.sql or query.answer
+    if task == "fact":
+        return query.label if query.label is not None else query.answer
+    return query.answer
 
 
 def last_gold_rank(gold_ranks: Mapping[TableKey, int | None]) -> int | None:

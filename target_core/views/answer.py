@@ -15,6 +15,7 @@ import pandas as pd
 from target_core.engine.store import QueryResult
 from target_core.metrics.answers import answer_text, differing_words
 from target_core.metrics.facts import FACT_LABELS, gold_label
+from target_core.metrics.tasks import reference_of
 from target_core.types import Query, TableLookup, table_ref
 
 ERROR_CLASS_HELP: dict[str, str] = {
@@ -179,10 +180,9 @@ def answer_view(dataset: TableLookup, result: QueryResult) -> AnswerView | None:
                           **common)
     if task == "fact":
         fact = record.get("fact") or {}
-        gold = fact.get("gold", gold_label(query.label if query.label is not None
-                                           else query.answer))
+        gold = fact.get("gold", gold_label(reference_of(query, task)))
         pred = fact.get("pred", -1)
         return AnswerView(reference=FACT_LABELS[gold], predicted_label=FACT_LABELS[pred],
                           gold_label=FACT_LABELS[gold], correct=pred == gold, **common)
-    return AnswerView(reference=query.sql or answer_text(query.answer),
+    return AnswerView(reference=answer_text(reference_of(query, task)),
                       sql=_sql_view(query, record), **common)
