@@ -16,7 +16,7 @@ from target_core.types import FORMATS
 from target_core.views.ablations import (
     ROWS_CHOICES,
     TABLE_FORMATS,
-    ablation_variants,
+    chosen_variants,
     load_ablation,
     missing_variants,
     run_ablation,
@@ -54,7 +54,7 @@ if not rows_chosen or not retriever:
     st.info("Pick a retriever and at least one rows setting.")
     st.stop()
 
-variants = ablation_variants([ROWS_CHOICES[r] for r in rows_chosen], formats or ["markdown"])
+variants = chosen_variants(rows_chosen, formats)
 options = {"top_k": top_k, "limit": limit or None, "variants": variants}
 try:
     report = load_ablation(resources.store(), resources.settings(), dataset, retriever, **options)

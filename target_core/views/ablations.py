@@ -17,7 +17,7 @@ from target_core.types import Dataset
 from target_core.views.links import query_link
 
 __all__ = ["ROWS_CHOICES", "TABLE_FORMATS", "ablation_variants", "load_ablation",
-           "missing_variants", "run_ablation", "sensitivity_frame"]
+           "chosen_variants", "missing_variants", "run_ablation", "sensitivity_frame"]
 
 ROWS_CHOICES: dict[str, int | None] = {"all rows": None, "first 100 rows": 100,
                                        "first 10 rows": 10, "header only": 0}
@@ -26,6 +26,12 @@ ROWS_CHOICES: dict[str, int | None] = {"all rows": None, "first 100 rows": 100,
 TABLE_FORMATS = {**{f"R@{k}": "{:.3f}" for k in RECALL_KS}, "ms": "{:.2f}",
                  "p vs base": "{:.2g}"}
 """Number formats of AblationReport.table()'s columns."""
+
+
+def chosen_variants(rows: Sequence[str], formats: Sequence[str]) -> list[Variant]:
+    """The variants for the page's choices: ROWS_CHOICES labels and formats (markdown
+    when none is chosen)."""
+    return ablation_variants([ROWS_CHOICES[r] for r in rows], formats or ["markdown"])
 
 
 def missing_variants(report: AblationReport) -> list[str]:
