@@ -153,3 +153,26 @@ def test_module_map_names_every_module() -> None:
 def test_module_map_names_no_missing_module() -> None:
     for entry in _module_map():
         assert (PACKAGE / entry).exists(), f"README's module map names {entry}, not found"
+
+
+# --- the pages ------------------------------------------------------------------------------
+
+PAGES = sorted((ROOT / "pages").rglob("*.py"))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_pages_hold_no_data_logic(page: Path) -> None:
+    """Pages read widgets, call target_core and render: no pandas, no SQL, no database
+    connections, and the URL only through pages/_ui/url.py."""
+    source = page.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module}
+    assert not imported & {"pandas", "sqlite3", "sqlite_utils", "numpy"}, imported
+    assert not re.search(r"\b(SELECT|INSERT|UPDATE|DELETE)\s", source)
+    for call in (".groupby(", ".merge(", ".pivot", "DataFrame("):
+        assert call not in source, call
+    if page.name != "url.py":
+        assert "st.query_params" not in source
