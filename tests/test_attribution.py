@@ -268,3 +268,16 @@ def test_demo_fact_end_to_end(tmp_path: Path) -> None:
                               runs["oracle"]], capture_output=True, text=True, env=env,
                              cwd=ROOT)
     assert refused.returncode == 2 and "oracle context" in refused.stderr
+
+
+def test_rank_quality_chart_draws_every_bin(store: RunStore) -> None:
+    """Regression: bins "1" and "2" made plotly pick a numeric axis on which "3-5",
+    "6-10" and "not retrieved" were not drawn."""
+    from target_core.analysis.failure_figures import rank_quality_bars
+
+    figure = rank_quality_bars(rank_quality(store, _add_run(store, RANKED, task="qa")))
+    full = figure
+    assert full.layout.xaxis.type == "category"
+    assert list(full.data[0].x) == ["1", "2", "3-5", "6-10", "not retrieved"]
+    assert list(full.layout.xaxis.categoryarray) == list(full.data[0].x)
+    assert [t for t in full.data[0].text] == ["n = 2", "n = 1", "n = 2", "n = 2", "n = 3"]

@@ -81,6 +81,9 @@ def rank_quality_bars(quality: RankQuality) -> go.Figure:
     figure.update_layout(height=320, margin=_MARGIN, xaxis_title="best gold rank",
                          yaxis_title=f"mean {quality.metric}",
                          title=f"Spearman rho (rank, score) = {rho}, n = {quality.n}")
+    # bins are categories: labels "1" and "2" would otherwise make a numeric axis on
+    # which "3-5", "6-10" and "not retrieved" are not drawn
+    figure.update_xaxes(type="category", categoryorder="array", categoryarray=labels)
     return figure
 
 
