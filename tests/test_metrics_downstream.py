@@ -171,8 +171,12 @@ PREDS = [1, 1, 0, 0, -1, 1]
 # weighted (3/6, 3/6, 0/6):  P = (2/3 + 1/2)/2 = 7/12, R = (2/3 + 1/3)/2 = 1/2 = accuracy,
 #                            F = (2/3 + 2/5)/2 = 8/15
 # macro over {1, 0, -1}:    F = (2/3 + 2/5 + 0)/3 = 16/45;  NEI rate = 1/6
+# without the NEI prediction (query 4): golds 1 1 1 0 0, preds 1 1 0 0 1
+#   L = 1: s = 3, TP 2 -> R = 2/3;  L = 0: s = 2, TP 1 -> R = 1/2
+#   weighted R = 3/5 · 2/3 + 2/5 · 1/2 = 3/5 (= 3 right of 5 answered)
 FACT_EXPECTED = {"fact_accuracy": 0.5, "fact_precision": 7 / 12, "fact_recall": 0.5,
-                 "fact_f1": 8 / 15, "fact_macro_f1": 16 / 45, "fact_nei_rate": 1 / 6}
+                 "fact_f1": 8 / 15, "fact_macro_f1": 16 / 45, "fact_nei_rate": 1 / 6,
+                 "fact_recall_excl_nei": 3 / 5}
 
 
 def test_fact_scores_hand_computed_and_against_sklearn() -> None:
@@ -186,13 +190,19 @@ def test_fact_scores_hand_computed_and_against_sklearn() -> None:
     assert (scores["fact_precision"], scores["fact_recall"], scores["fact_f1"]) == (p, r, f)
     assert scores["fact_accuracy"] == accuracy_score(GOLDS, PREDS)
     assert scores["fact_macro_f1"] == f1_score(GOLDS, PREDS, average="macro", zero_division=0)
+    kept = [i for i, p in enumerate(PREDS) if p != -1]
+    _, r_kept, _, _ = precision_recall_fscore_support(
+        [GOLDS[i] for i in kept], [PREDS[i] for i in kept], average="weighted",
+        zero_division=0)
+    assert scores["fact_recall_excl_nei"] == r_kept
 
 
 def test_fact_scores_edges() -> None:
     assert fact_scores([], []) == {}
     assert fact_scores([1, 0], [1, 0]) == pytest.approx(
         {"fact_accuracy": 1.0, "fact_precision": 1.0, "fact_recall": 1.0, "fact_f1": 1.0,
-         "fact_macro_f1": 1.0, "fact_nei_rate": 0.0})
+         "fact_macro_f1": 1.0, "fact_nei_rate": 0.0, "fact_recall_excl_nei": 1.0})
+    assert "fact_recall_excl_nei" not in fact_scores([1, 0], [-1, -1])  # nothing answered
     with pytest.raises(ValueError, match="2 gold labels but 1 predictions"):
         fact_scores([1, 0], [1])
     with pytest.raises(ValueError):

@@ -57,7 +57,7 @@ SQL_METRICS: dict[str, str] = {
 TASK_METRICS: dict[str, tuple[str, ...]] = {
     "qa": ("sacrebleu", "rouge_l"),
     "fact": ("fact_accuracy", "fact_precision", "fact_recall", "fact_f1", "fact_macro_f1",
-             "fact_nei_rate"),
+             "fact_nei_rate", "fact_recall_excl_nei"),
     "sql": tuple(SQL_METRICS.values()),
 }
 """Each task's quality metrics, in `aggregate_downstream`'s order; these (not latency or

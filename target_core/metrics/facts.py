@@ -82,6 +82,10 @@ def fact_scores(golds: Sequence[int], preds: Sequence[int]) -> dict[str, float]:
     * `fact_macro_f1`: (1 / |gold ∪ pred|) Σ_L F_L, the unweighted mean over the labels
       present in gold or pred (sklearn `average="macro"`, zero_division=0).
     * `fact_nei_rate`: share of predictions that are -1 (Not Enough Information).
+    * `fact_recall_excl_nei`: weighted recall over the queries whose prediction is not
+      NEI, TARGET's "when we exclude all 'not enough information' responses" figure
+      (about 0.747 in the paper, Section 4). Weighted recall is accuracy, so it is the
+      share of answered queries answered right. Omitted when every prediction is NEI.
 
     A 0/0 (a label never predicted, for P_L) counts as 0. No queries -> {} (no score
     is defined; the caller omits the keys). Lengths differ or a label outside
@@ -98,7 +102,7 @@ def fact_scores(golds: Sequence[int], preds: Sequence[int]) -> dict[str, float]:
         golds, preds, average="weighted", zero_division=0)
     _, _, macro_f1, _ = precision_recall_fscore_support(
         golds, preds, average="macro", zero_division=0)
-    return {
+    scores = {
         "fact_accuracy": float(accuracy_score(golds, preds)),
         "fact_precision": float(precision),
         "fact_recall": float(recall),
@@ -106,6 +110,13 @@ def fact_scores(golds: Sequence[int], preds: Sequence[int]) -> dict[str, float]:
         "fact_macro_f1": float(macro_f1),
         "fact_nei_rate": sum(1 for p in preds if p == -1) / len(preds),
     }
+    answered = [(g, p) for g, p in zip(golds, preds, strict=True) if p != -1]
+    if answered:
+        _, recall_answered, _, _ = precision_recall_fscore_support(
+            [g for g, _ in answered], [p for _, p in answered], average="weighted",
+            zero_division=0)
+        scores["fact_recall_excl_nei"] = float(recall_answered)
+    return scores
 
 
 def _check_labels(labels: Sequence[int]) -> list[int]:
