@@ -52,8 +52,9 @@ selected = select_runs(runs, chosen, chosen_tasks)
 board = leaderboard_view(store, selected, vs_best)
 st.subheader("Leaderboard")
 st.caption("Rows: retriever (→ generator) and table view (and k, for runs of one dataset "
-           "that differ only in k). R@10 for QA and fact "
-           "verification, R@1 for text-to-SQL (TARGET's Table 2); ms = mean retrieval time "
+           "that differ only in k). R@10 for QA and fact verification; for text-to-SQL "
+           "R@1 is database-level as in TARGET's Table 2 (the top table's database is the "
+           "gold database) and \"R@1 tables\" the table-level recall@1; ms = mean retrieval time "
            "per query; SB = corpus sacreBLEU, P/R/F1 = weighted fact-verification scores, "
            "EX = execution accuracy. Oracle and no-context runs have no retrieval columns: "
            "their generator did not read the retrieved tables. \"heuristic\" is the offline "

@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from target_core.analysis.leaderboard import latest_complete, leaderboard, recall_curves
+from target_core.analysis.leaderboard import (
+    headline_recall_columns,
+    latest_complete,
+    leaderboard,
+    recall_curves,
+)
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
@@ -44,7 +49,15 @@ def test_leaderboard_layout_and_best(workspace: Path) -> None:
     assert list(board.table.index) == [("bm25", "default"), ("bm25", "no-title"),
                                        ("tfidf", "default")]
     assert list(board.table.columns) == [("demo-qa", "R@10"), ("demo-qa", "ms"),
-                                         ("demo-sql", "R@1"), ("demo-sql", "ms")]
+                                         ("demo-sql", "R@1"), ("demo-sql", "R@1 tables"),
+                                         ("demo-sql", "ms")]
+    # text-to-SQL's R@1 is TARGET's database-level hit; table-level recall@1 beside it
+    sql = next(r for r in runs if r.config.dataset == "demo-sql")
+    assert board.table.loc[("bm25", "default"), ("demo-sql", "R@1")] == sql.metrics["db_hit@1"]
+    assert board.table.loc[("bm25", "default"), ("demo-sql", "R@1 tables")] == \
+        sql.metrics["recall@1"]
+    assert board.recall_metrics[("demo-sql", "R@1")] == "db_hit@1"
+    assert headline_recall_columns(board) == [("demo-qa", "R@10"), ("demo-sql", "R@1")]
     recall = board.table[("demo-qa", "R@10")]
     assert board.best[("demo-qa", "R@10")].tolist() == (recall == recall.max()).tolist()
     assert recall[("bm25", "default")] > recall[("bm25", "no-title")]
@@ -125,3 +138,15 @@ def test_query_flags_mark_misses_and_wrong_answers(tmp_path: Path) -> None:
     assert flags.right == {q: r.generation["sql"]["error_class"] == "correct"
                            for q, r in results.items()}
     assert not all(flags.right.values()) and any(flags.right.values())
+
+
+def test_text_to_sql_is_tested_on_the_database_level_hit(tmp_path: Path) -> None:
+    from target_core.analysis.significance import significant_vs_best
+
+    settings = load_settings(tmp_path)
+    for retriever in ("bm25", "tfidf"):
+        run_retrieval(RunConfig("demo-sql", retriever, top_k=5, limit=60), settings=settings)
+    store = RunStore.in_workspace(tmp_path)
+    tested = significant_vs_best(store, store.list_runs())
+    assert {t.metric for t in tested.values()} == {"db_hit@1"}
+    assert {t.test for t in tested.values()} == {"", "mcnemar"}  # 0/1 per query

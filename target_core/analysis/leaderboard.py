@@ -16,13 +16,13 @@ run more than once, the newest complete run counts.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.retrieval import recall_curve
-from target_core.metrics.tasks import task_rules
+from target_core.metrics.tasks import table2_recall_columns, task_rules
 
 
 def run_label(run: RunRecord) -> tuple[str, str]:
@@ -58,6 +58,9 @@ class Leaderboard:
     """Same shape: True where the cell is the best of its column."""
     runs: dict[tuple[str, str, str], str]
     """(dataset, retriever, variant) -> run_id, for links."""
+    recall_metrics: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(dataset, recall column) -> the metric behind it (stored per run and per query),
+    e.g. ("demo-sql", "R@1") -> "db_hit@1" (metrics.tasks.table2_recall_columns)."""
 
 
 def label_pair(label: Hashable) -> tuple[str, str]:
@@ -73,11 +76,6 @@ def label_pair(label: Hashable) -> tuple[str, str]:
 def column_pairs(frame: pd.DataFrame) -> list[tuple[str, str]]:
     """The (dataset, metric) of each column of a leaderboard frame, in order."""
     return [label_pair(c) for c in frame.columns]
-
-
-def _recall_name(run: RunRecord) -> str:
-    cutoff = min(task_rules(run.task).table2_cutoff, run.config.top_k)
-    return f"R@{cutoff}"
 
 
 def _rows(runs: Sequence[RunRecord]) -> dict[str, tuple[str, str]]:
@@ -101,12 +99,14 @@ def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
     links: dict[tuple[str, str, str], str] = {}
     latest = latest_complete(runs)
     rows = _rows(latest)
+    recall_metrics: dict[tuple[str, str], str] = {}
     for run in latest:
-        name = _recall_name(run)
-        recall = run.metrics.get(f"recall@{name[2:]}")
         row = cells.setdefault(rows[run.run_id], {})
-        if recall is not None and not _no_retrieval(run):
-            row[(run.config.dataset, name)] = recall
+        for name, metric in table2_recall_columns(run.task, run.config.top_k):
+            recall = run.metrics.get(metric)
+            if recall is not None and not _no_retrieval(run):
+                row[(run.config.dataset, name)] = recall
+                recall_metrics[(run.config.dataset, name)] = metric
         if "retrieval_ms_mean" in run.metrics and not _no_retrieval(run):
             row[(run.config.dataset, "ms")] = run.metrics["retrieval_ms_mean"]
         for column, metric in task_rules(run.task).table2_answers:
@@ -115,11 +115,11 @@ def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
         links[(run.config.dataset, *rows[run.run_id])] = run.run_id
     if not cells:
         empty = pd.DataFrame()
-        return Leaderboard(empty, empty, links)
+        return Leaderboard(empty, empty, links, recall_metrics)
     table = pd.DataFrame.from_dict(cells, orient="index")
     table.index = pd.MultiIndex.from_tuples(table.index, names=["retriever", "variant"])
     table.columns = pd.MultiIndex.from_tuples(column_pairs(table), names=["dataset", "metric"])
-    order = ["R@1", "R@3", "R@5", "R@10", "ms", "SB", "P", "R", "F1", "EX"]
+    order = ["R@1", "R@1 tables", "R@3", "R@5", "R@10", "ms", "SB", "P", "R", "F1", "EX"]
     columns = sorted(column_pairs(table), key=lambda c: (c[0], order.index(c[1])
                                                          if c[1] in order else 99, c[1]))
     table = table[columns]
@@ -129,7 +129,15 @@ def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
         if values.notna().any():
             target = values.min() if column[1] == "ms" else values.max()
             best[column] = values == target
-    return Leaderboard(table, best, links)
+    return Leaderboard(table, best, links, recall_metrics)
+
+
+def headline_recall_columns(board: Leaderboard) -> list[tuple[str, str]]:
+    """The (dataset, column) of each dataset's Table 2 recall: the first recall column
+    of its task (database-level R@1 for text-to-SQL), the one tested against the best
+    row; the table-level "R@1 tables" is shown, not tested."""
+    return [column for column in column_pairs(board.table)
+            if column in board.recall_metrics and not column[1].endswith(" tables")]
 
 
 def distinct_retrievals(runs: Sequence[RunRecord]) -> list[RunRecord]:

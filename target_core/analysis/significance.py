@@ -17,7 +17,11 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from target_core.analysis.compare import BINARY_DOWNSTREAM, GRADED_DOWNSTREAM
-from target_core.analysis.leaderboard import column_pairs, label_pair, leaderboard
+from target_core.analysis.leaderboard import (
+    headline_recall_columns,
+    label_pair,
+    leaderboard,
+)
 from target_core.analysis.stats import ALPHA, holm, mcnemar_exact, paired_randomization
 from target_core.engine.store import RunRecord, RunStore
 
@@ -117,13 +121,15 @@ def _binary(values: Sequence[dict[str, dict[str, float]]], metric: str) -> bool:
 
 
 def significant_vs_best(store: RunStore, runs: Sequence[RunRecord]) -> dict[str, VsBest]:
-    """For each recall column of `leaderboard(runs)` (one per dataset and cutoff), test
-    every row against the column's best row (highest recall; the first on a tie).
+    """For each dataset's Table 2 recall column of `leaderboard(runs)`
+    (`headline_recall_columns`: recall at the task's cutoff, database-level R@1 for
+    text-to-SQL), test every row against the column's best row (highest recall; the
+    first on a tie).
 
     Returns run_id -> VsBest for the runs behind the rows of a column with at least two
-    rows whose per-query `recall@k` is stored; the best run maps to itself. Queries are
-    paired on the ones both runs answered. Only the newest complete run of each
-    configuration is a row, as on the leaderboard.
+    rows whose per-query metric (`recall@k`, `db_hit@1`) is stored; the best run maps
+    to itself. Queries are paired on the ones both runs answered. Only the newest
+    complete run of each configuration is a row, as on the leaderboard.
     """
     board = leaderboard(runs)
     found: dict[str, VsBest] = {}
@@ -134,14 +140,12 @@ def significant_vs_best(store: RunStore, runs: Sequence[RunRecord]) -> dict[str,
             per_query[run_id] = dict(store.query_metrics(run_id))
         return per_query[run_id]
 
-    for column in column_pairs(board.table):
+    for column in headline_recall_columns(board):
         dataset, name = column
-        if not name.startswith("R@"):
-            continue
         values = board.table[column].dropna()
         if len(values) < 2:
             continue
-        metric = f"recall@{name[2:]}"
+        metric = board.recall_metrics[column]
         best_id = board.runs[(dataset, *label_pair(values.idxmax()))]
         best = metrics_of(best_id)
         rows = {row: board.runs[(dataset, *label_pair(row))] for row in values.index}

@@ -20,8 +20,8 @@ from target_core.errors import UnknownNameError
 from target_core.types import Query, TableKey
 
 __all__ = ["ANSWER_TASKS", "FAILURE_RULE", "QA_BLEU_THRESHOLD", "RULES", "TaskRules",
-           "answer_right", "reference_of", "right_rule", "failed_at", "last_gold_rank",
-           "missing_gold", "task_rules"]
+           "answer_right", "failed_at", "last_gold_rank", "missing_gold", "reference_of",
+           "right_rule", "table2_recall_columns", "task_rules"]
 
 FAILURE_RULE = ("a query fails at k when some gold table is not among the first k "
                 "retrieved (TARGET's recall: with several gold tables, finding only some "
@@ -46,6 +46,13 @@ class TaskRules:
     """The recall cutoff TARGET's Table 2 reports for the task."""
     table2_answers: tuple[tuple[str, str], ...]
     """Table 2's downstream columns: (column, run-level metric)."""
+    database_level: bool = False
+    """Table 2's recall is database-level (text-to-SQL: a success when the top table's
+    database is the gold database, `db_hit@1`), not table-level recall."""
+    default_context_k: int | None = None
+    """Tables whose context the generator gets when the run does not say (None: the
+    run's k). Text-to-SQL: 1, the paper's setting (the schema of the top table's
+    database)."""
 
 
 RULES: dict[str, TaskRules] = {r.task: r for r in (
@@ -54,7 +61,7 @@ RULES: dict[str, TaskRules] = {r.task: r for r in (
     TaskRules("fact", "fact_f1", "F1", "fact_correct", "fact_correct", 10,
               (("P", "fact_precision"), ("R", "fact_recall"), ("F1", "fact_f1"))),
     TaskRules("sql", "execution_accuracy", "EX", "execution_match", "execution_match", 1,
-              (("EX", "execution_accuracy"),)),
+              (("EX", "execution_accuracy"),), database_level=True, default_context_k=1),
     TaskRules("retrieval", None, "", None, None, 10, ()),
 )}
 
@@ -98,6 +105,19 @@ def right_rule(task: str, bleu_threshold: float | None = None) -> str:
     if rules.score_metric is not None and bleu_threshold is not None:
         return f"{rules.score_metric} >= {bleu_threshold:g}"
     return "no right/wrong"
+
+
+def table2_recall_columns(task: str, top_k: int) -> list[tuple[str, str]]:
+    """Table 2's retrieval columns for a run of `task` with `top_k`: (column, metric),
+    the metric stored per run and per query.
+
+    R@c at the task's cutoff c (capped at top_k); text-to-SQL's R@1 is database-level
+    (`db_hit@1`, TARGET's rule), its table-level recall@1 follows as "R@1 tables"."""
+    rules = task_rules(task)
+    cutoff = min(rules.table2_cutoff, top_k)
+    if rules.database_level:
+        return [("R@1", "db_hit@1"), (f"R@{cutoff} tables", f"recall@{cutoff}")]
+    return [(f"R@{cutoff}", f"recall@{cutoff}")]
 
 
 def reference_of(query: Query, task: str) -> Any:

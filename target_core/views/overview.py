@@ -13,6 +13,7 @@ from target_core.analysis.leaderboard import (
     Leaderboard,
     column_pairs,
     distinct_retrievals,
+    headline_recall_columns,
     label_pair,
     latest_complete,
     leaderboard,
@@ -98,7 +99,7 @@ def leaderboard_view(store: RunStore, runs: Sequence[RunRecord],
         return LeaderboardView(board, shown, bold)
     tested = (significance or (lambda rs: significant_vs_best(store, rs)))(
         latest_complete(runs))
-    for dataset, metric in [c for c in column_pairs(board.table) if c[1].startswith("R@")]:
+    for dataset, metric in headline_recall_columns(board):
         cells = [tested[rid].marker if (rid := board.runs.get((dataset, *row))) in tested
                  else "–" for row in board.table.index]
         if all(c == "–" for c in cells):
