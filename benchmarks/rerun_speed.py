@@ -30,7 +30,8 @@ def timed_run(config: RunConfig, workspace: str) -> tuple[float, float, dict]:
         if what == "retrieving":
             marks.setdefault("first", time.perf_counter() - started)
 
-    run = run_retrieval(config, settings=load_settings(workspace), progress=progress).run
+    run = run_retrieval(config, settings=load_settings(workspace), progress=progress,
+                        fresh=True).run
     return marks["first"], time.perf_counter() - started, run.index_info
 
 

@@ -104,6 +104,10 @@ for spec in specs:
         st.info(f"`{spec}`: estimated cost of this run\n{items}\n\nNeeds OPENAI_API_KEY (and "
                 f"OPENAI_BASE_URL for a compatible server).{counted}")
 
+fresh = st.checkbox("Fresh run", key="run-fresh",
+                    help="A configuration that is complete already is not run again: its "
+                    "stored run is shown. Tick this to run it again; both runs are kept and "
+                    "numbered in the list below.")
 if st.button("Launch", type="primary", disabled=not specs):
     finished = []
     for spec in specs:
@@ -116,10 +120,16 @@ if st.button("Launch", type="primary", disabled=not specs):
         config = RunConfig(dataset=dataset.name, retriever=spec, view=view, top_k=top_k,
                            limit=limit or None, seed=seed, generation=generation)
         try:
-            result = run_retrieval(config, settings=resources.settings(), progress=progress)
+            result = run_retrieval(config, settings=resources.settings(), progress=progress,
+                                   fresh=fresh)
         except TargetError as exc:
             bar.empty()
             st.error(f"{spec}: {exc}")
+            continue
+        if result.reused:
+            bar.empty()
+            st.info(f"{spec}: this configuration is complete already as run "
+                    f"{result.run.run_id}; tick Fresh run to run it again.")
             continue
         bar.progress(1.0, text=f"{spec}: done" + (" (resumed)" if result.resumed else ""))
         finished.append(result.run.run_id)

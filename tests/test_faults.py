@@ -436,7 +436,7 @@ def test_generation_run_completes_through_server_faults(tmp_path: Path,
     assert errors[3:] == [None] * 5
     assert [g["answer"] for g in records if g is not None][:3] == ["", "", ""]
 
-    again = run_retrieval(config, settings=settings)  # complete, so a new run
+    again = run_retrieval(config, settings=settings, fresh=True)  # complete: a fresh run
     assert not again.resumed and again.run.metrics["generation_errors"] == 0
     retried = [user_message(r) for r in fake_openai.chat_requests()[len(requests):]]
     assert retried == [user_message(requests[i]) for i in (0, 5, 10)]  # q1, q2, q3

@@ -67,8 +67,9 @@ def test_heuristic_runs_score_downstream_and_oracle_is_the_upper_bound(
     metrics = retrieved["metrics"]
     assert set(TASK_METRICS[dataset]) <= set(metrics)
     assert "recall@10" in metrics and "mrr" in metrics  # retrieval is still scored
-    assert retrieved["config"]["generation"] == {
-        "generator": "heuristic", "context": "retrieved", "context_k": None,
+    assert retrieved["config"]["generation"] == {  # text-to-SQL: the paper's k = 1
+        "generator": "heuristic", "context": "retrieved",
+        "context_k": 1 if dataset == "demo-sql" else None,
         "token_budget": 8000, "sql_schema": "database"}
     assert oracle["config"]["generation"]["context"] == "oracle"
     headline = HEADLINE[dataset]

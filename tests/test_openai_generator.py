@@ -463,11 +463,12 @@ def test_summarize_failures(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
 
 # --- runs, end to end ---------------------------------------------------------------------
 
-def run(dataset: str, settings: Settings, *, limit: int = 8, **generation: Any) -> RunResult:
+def run(dataset: str, settings: Settings, *, limit: int = 8, fresh: bool = False,
+        **generation: Any) -> RunResult:
     """A bm25 run of `dataset` answered by the openai generator (GenerationConfig options)."""
     config = RunConfig(dataset, "bm25", limit=limit,
                        generation=GenerationConfig(generator="openai", **generation))
-    return run_retrieval(config, settings=settings)
+    return run_retrieval(config, settings=settings, fresh=fresh)
 
 
 def records(result: RunResult, settings: Settings) -> list[dict[str, Any]]:
@@ -532,7 +533,7 @@ def test_run_demo_fact(tmp_path: Path, fake_openai: FakeOpenAI, model: PromptMod
         assert record["fact"]["pred"] == labels[record["answer"]]
         assert stored.metrics["fact_correct"] == float(record["fact"]["pred"]
                                                        == record["fact"]["gold"])
-    again = run("demo-fact", settings)  # a complete run is not reopened: a new run
+    again = run("demo-fact", settings, fresh=True)  # a complete run is not reopened
     assert again.run.run_id != result.run.run_id and again.n_new == 8
     assert len(fake_openai.chat_requests()) == 8  # answered from the cache
     assert again.run.metrics["fact_accuracy"] == metrics["fact_accuracy"]
@@ -570,8 +571,11 @@ def test_run_demo_sql_and_rerun_from_cache(tmp_path: Path, fake_openai: FakeOpen
     matches = [r["sql"]["flags"]["execution_match"] for r in stored]
     assert metrics["execution_accuracy"] == pytest.approx(sum(matches) / 8)
 
-    rerun = run("demo-sql", settings)  # the same configuration: a new run
-    assert not rerun.resumed and rerun.n_new == 8
+    reused = run("demo-sql", settings)  # complete already: the stored run, nothing sent
+    assert reused.reused and reused.run.run_id == result.run.run_id and reused.n_new == 0
+    assert len(fake_openai.chat_requests()) == 8
+    rerun = run("demo-sql", settings, fresh=True)  # asked for: a new run
+    assert not rerun.resumed and not rerun.reused and rerun.n_new == 8
     assert len(fake_openai.chat_requests()) == 8  # every answer came from the cache
     again = records(rerun, settings)
     assert all(g["cached"] for g in again)
@@ -627,7 +631,7 @@ def test_summary_retriever_through_chat(tmp_path: Path, fake_openai: FakeOpenAI,
     assert first.index_info["summarizer"].startswith(DEFAULT_MODEL)
     assert "\nA table of " in first.text_example  # "name\nsummary" was embedded
     assert first.metrics["mrr"] > 0
-    second = run_retrieval(config, settings=settings).run
+    second = run_retrieval(config, settings=settings, fresh=True).run
     assert second.run_id != first.run_id and second.status == "complete"
     assert summary_requests() == tables  # every summary came from the cache
     assert second.text_fingerprint == first.text_fingerprint

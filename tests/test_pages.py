@@ -120,6 +120,17 @@ def test_run_page_launches_a_run(app, tmp_path: Path) -> None:
 
     (run,) = RunStore.in_workspace(tmp_path / "ws").list_runs()
     assert run.status == "complete" and run.config.dataset == "handmade-qa"
+    # the same configuration again: the stored run is shown, nothing runs
+    at.button[0].click().run()
+    assert any(run.run_id in i.value and "complete already" in i.value for i in at.info)
+    assert len(RunStore.in_workspace(tmp_path / "ws").list_runs()) == 1
+    # a fresh run is asked for: both kept, numbered in the list
+    at.checkbox(key="run-fresh").check().run()
+    at.button[0].click().run()
+    runs = RunStore.in_workspace(tmp_path / "ws").list_runs()
+    assert len(runs) == 2
+    table = at.dataframe[-1].value.set_index("run_id")
+    assert sorted(table["repeat"]) == ["1 of 2", "2 of 2"]
 
 
 @pytest.fixture

@@ -130,3 +130,27 @@ def test_sigkill_mid_run_resumes_with_nothing_lost_or_duplicated(tmp_path: Path)
                           settings=load_settings(tmp_path / "clean")).run.metrics
     quality = {k: v for k, v in clean.items() if not k.startswith("retrieval_ms")}
     assert {k: resumed.run.metrics[k] for k in quality} == quality
+
+
+def test_text_to_sql_context_defaults_to_the_papers_k_1(tmp_path: Path) -> None:
+    """TARGET gives the text-to-SQL generator the schema of the top table's database
+    (k = 1); the stored configuration says so, and other tasks keep the run's k."""
+    from target_core.types import GenerationConfig
+
+    settings = load_settings(tmp_path)
+    sql = run_retrieval(RunConfig("demo-sql", "bm25", limit=12,
+                                  generation=GenerationConfig("heuristic")),
+                        settings=settings).run
+    assert sql.config.generation is not None and sql.config.generation.context_k == 1
+    for result in RunStore.in_workspace(tmp_path).iter_results(sql.run_id):
+        assert result.generation is not None
+        # one database: the top table's, whose whole schema is in the prompt
+        assert result.generation["databases"] == [result.ranked[0][0][0]]
+        assert {d for d, _ in result.generation["context_keys"]} == {result.ranked[0][0][0]}
+    qa = run_retrieval(RunConfig("demo-qa", "bm25", limit=5,
+                                 generation=GenerationConfig("heuristic")),
+                       settings=settings).run
+    assert qa.config.generation is not None and qa.config.generation.context_k is None
+    asked = run_retrieval(RunConfig("demo-sql", "bm25", limit=12, generation=GenerationConfig(
+        "heuristic", context_k=3)), settings=settings).run
+    assert asked.config.generation is not None and asked.config.generation.context_k == 3

@@ -146,12 +146,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = run_config(args)
     _print_estimate(config, settings)
     result = run_retrieval(config, settings=settings,
-                           progress=ProgressBar(sys.stderr.isatty() or args.progress))
+                           progress=ProgressBar(sys.stderr.isatty() or args.progress),
+                           fresh=args.fresh)
+    if result.reused:
+        print(f"run {result.run.run_id} already holds this configuration (complete): "
+              "showing it; --fresh runs it again", file=sys.stderr)
     summary = run_summary(result.run)
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    note = " (resumed)" if result.resumed else ""
+    note = " (resumed)" if result.resumed else " (reused)" if result.reused else ""
     print(f"run {result.run.run_id}{note}: {config.label} on {config.dataset}, "
           f"{result.run.n_queries} queries, view {config.view.label}")
     if "generator" in result.run.index_info:
@@ -161,8 +165,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-CLI_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "queries", "recall@k",
-               "mrr", "answers")
+CLI_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "repeat", "queries",
+               "recall@k", "mrr", "answers")
 """The columns `runs` prints (the Run page adds retrieval p50)."""
 
 
@@ -284,6 +288,9 @@ def _run_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--format", choices=FORMATS)
     command.add_argument("--limit", type=int, help="a seeded sample of N queries")
     command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
+    command.add_argument("--fresh", action="store_true",
+                         help="run again although this configuration is complete (both "
+                              "runs are kept)")
     command.add_argument("--generator",
                          help="answer each query too: heuristic (offline baseline) or "
                               "openai[:MODEL]")

@@ -33,7 +33,7 @@ from target_core.metrics.retrieval import (
     gold_ranks,
     per_query_metrics,
 )
-from target_core.metrics.tasks import ANSWER_TASKS
+from target_core.metrics.tasks import ANSWER_TASKS, task_rules
 from target_core.progress import Progress, no_progress
 from target_core.retrievers import build_retriever
 from target_core.retrievers.base import Retriever, rank_in
@@ -54,6 +54,8 @@ class RunResult:
     resumed: bool
     n_new: int
     """Queries retrieved by this call (fewer than n_queries when it resumed a run)."""
+    reused: bool = False
+    """The configuration was complete already: its stored run is returned, nothing ran."""
 
 
 def select_queries(dataset: Dataset, limit: int | None, seed: int) -> list[Query]:
@@ -115,17 +117,37 @@ def _generator_for(config: RunConfig, dataset: Dataset, settings: Settings
     return build_generator(config.generation.generator, settings)
 
 
+def with_task_defaults(config: RunConfig, task: str) -> RunConfig:
+    """`config` with what it leaves open filled in by the task's rules, so the stored
+    configuration says what ran: a text-to-SQL generator without a context size gets
+    the paper's (the top table's database, k = 1; metrics.tasks)."""
+    generation = config.generation
+    default_k = task_rules(task).default_context_k
+    if (generation is None or generation.context != "retrieved"
+            or generation.context_k is not None or default_k is None):
+        return config
+    return replace(config, generation=replace(generation,
+                                              context_k=min(default_k, config.top_k)))
+
+
 def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | None = None,
-                  progress: Progress = no_progress, batch_size: int = BATCH_SIZE) -> RunResult:
+                  progress: Progress = no_progress, batch_size: int = BATCH_SIZE,
+                  fresh: bool = False) -> RunResult:
     """Run (or resume) one retrieval run and return its stored record.
 
+    A configuration already complete on this dataset version is not run again: its run
+    is returned (`reused`), so a leaderboard keeps showing the run it showed. `fresh`
+    makes a new run anyway (both are kept; the runs list numbers them).
     Raises TargetError for unknown names and configuration problems before any work.
     """
     dataset = load_dataset(config.dataset, settings)
+    config = with_task_defaults(config, dataset.task)
     retriever = build_retriever(config.retriever, settings)
     generator = _generator_for(config, dataset, settings)
-    queries = select_queries(dataset, config.limit, config.seed)
     store = store or RunStore.in_workspace(settings.workspace)
+    if not fresh and (done := store.complete_run(config, dataset.fingerprint)) is not None:
+        return RunResult(done, resumed=False, n_new=0, reused=True)
+    queries = select_queries(dataset, config.limit, config.seed)
     run, resumed = store.start_run(config, dataset_fingerprint=dataset.fingerprint,
                                    task=dataset.task, n_queries=len(queries),
                                    versions=package_versions())

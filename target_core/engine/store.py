@@ -211,12 +211,20 @@ class RunStore:
 
     # --- runs -----------------------------------------------------------------------------
 
+    def complete_run(self, config: RunConfig, dataset_fingerprint: str) -> RunRecord | None:
+        """The newest complete run of this configuration on this dataset version."""
+        rows = list(self.db.query(
+            "SELECT run_id FROM runs WHERE config_key = ? AND status = 'complete' "
+            "ORDER BY created_at DESC LIMIT 1", [config_key(config, dataset_fingerprint)]))
+        return self.get_run(rows[0]["run_id"]) if rows else None
+
     def start_run(self, config: RunConfig, *, dataset_fingerprint: str, task: str,
                   n_queries: int, versions: dict[str, str]) -> tuple[RunRecord, bool]:
         """The unfinished run with this configuration (resumed), or a new one.
 
-        Returns (run, resumed). A complete run is never reopened: running the same
-        configuration again makes a new run (whose index is cached by then).
+        Returns (run, resumed). A complete run is never reopened: starting the same
+        configuration again makes a new run (whose index is cached by then); the runner
+        reuses a complete run instead unless asked for a fresh one (`complete_run`).
         """
         key = config_key(config, dataset_fingerprint)
         with self._write():

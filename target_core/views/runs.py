@@ -12,7 +12,7 @@ from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.tasks import task_rules
 from target_core.views.links import run_queries_link
 
-RUN_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "queries",
+RUN_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "repeat", "queries",
                "recall@k", "mrr", "ms p50", "answers", "open")
 
 
@@ -26,11 +26,27 @@ def recall_name(run: RunRecord) -> str:
     return f"recall@{min(10, run.config.top_k)}"
 
 
+def repeat_labels(runs: Sequence[RunRecord]) -> dict[str, str]:
+    """run_id -> "2 of 3" for runs of a configuration that was run more than once (a
+    fresh run beside the stored one), oldest first; "" for the others."""
+    by_key: dict[str, list[RunRecord]] = {}
+    for run in runs:
+        by_key.setdefault(run.config_key, []).append(run)
+    labels = {}
+    for same in by_key.values():
+        ordered = sorted(same, key=lambda r: r.created_at)
+        for i, run in enumerate(ordered, start=1):
+            labels[run.run_id] = f"{i} of {len(ordered)}" if len(ordered) > 1 else ""
+    return labels
+
+
 def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
     """One row per run, newest first as given; numbers are floats (NaN: not measured);
     `open` links to the run's queries on the Query page."""
+    repeats = repeat_labels(runs)
     rows = [{"run_id": r.run_id, "dataset": r.config.dataset, "pipeline": r.config.label,
              "view": r.config.view.label, "k": r.config.top_k, "status": r.status,
+             "repeat": repeats[r.run_id],
              "queries": f"{r.n_done}/{r.n_queries}",
              "recall@k": r.metrics.get(recall_name(r)), "mrr": r.metrics.get("mrr"),
              "ms p50": r.metrics.get("retrieval_ms_p50"),
