@@ -63,7 +63,9 @@ st.caption("Rows: retriever (→ generator) and table view (and k, for runs of o
            "row's per-query recall against the best row of its column on the same "
            "queries (exact McNemar test when every per-query recall is 0 or 1, else a "
            "paired randomization test), Holm-adjusted over the column's rows; "
-           "\"≠ best\" means p < 0.05, \"n.s.\" not significant.")
+           "\"≠ best\" means p < 0.05, \"n.s.\" not significant; each marker names its "
+           "test and metric. The Compare page tests hit@k and MRR per pair instead, so "
+           "its p-values for the same two runs differ.")
 if board.empty:
     st.info("No runs match the filters.")
 else:

@@ -81,6 +81,10 @@ def outcomes_frame(store: RunStore, run_ids: Sequence[str], k: int) -> pd.DataFr
     return frame
 
 
+TEST_NAMES = {"mcnemar": "McNemar", "randomization": "randomization"}
+"""How each test is named in markers."""
+
+
 @dataclass(frozen=True)
 class VsBest:
     """One leaderboard row's recall tested against the best row of its column."""
@@ -105,10 +109,13 @@ class VsBest:
 
     @property
     def marker(self) -> str:
-        """"best", "≠ best (p=…)" or "n.s. (p=…)" with the Holm-adjusted p."""
+        """"best", or "≠ best (p=…, TEST on METRIC)" / "n.s. (p=…, TEST on METRIC)" with
+        the Holm-adjusted p, naming the test and the per-query metric it ran on (the
+        Compare page tests other metrics, so its p-values differ)."""
         if self.is_best or self.p_holm is None:
             return "best"
-        return f"{'≠ best' if self.significant else 'n.s.'} (p={format_p(self.p_holm)})"
+        return (f"{'≠ best' if self.significant else 'n.s.'} (p={format_p(self.p_holm)}, "
+                f"{TEST_NAMES.get(self.test, self.test)} on {self.metric})")
 
 
 def format_p(p: float) -> str:
