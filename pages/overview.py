@@ -13,6 +13,7 @@ from target_core.engine.store import RunRecord
 from target_core.views.overview import (
     complete_runs,
     curves_view,
+    difficulty_view,
     leaderboard_significance_ids,
     leaderboard_view,
     overview_filters,
@@ -80,3 +81,13 @@ if chosen:
     st.plotly_chart(curves.figure, width="stretch")
     st.caption(f"Macro recall@k for k = 1…top-k of each run (TARGET's Figure 2); the paper "
                f"reports this dataset's task at k = {curves.paper_cutoff}.")
+    levels = difficulty_view(selected, name)
+    if not levels.empty:
+        st.subheader("By difficulty")
+        st.dataframe(levels.table, hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.3f")
+                                    for c in levels.table.columns[1:]})
+        st.plotly_chart(levels.figure, width="stretch")
+        st.caption("Answer quality per difficulty level of the queries (GTR-T's Figure 5 "
+                   "for text-to-SQL: EX = execution accuracy, EM = exact set match), for "
+                   "the runs of this dataset with a generator.")

@@ -8,8 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
+import plotly.graph_objects as go
 
 from target_core.analysis.compare import RunComparison, compare_runs
+from target_core.analysis.difficulty import difficulty_bars, difficulty_frame, difficulty_table
 from target_core.analysis.figures import run_names
 from target_core.analysis.report import flipped_table
 from target_core.analysis.significance import outcomes_frame
@@ -79,6 +81,10 @@ class CompareView:
     flipped: dict[str, pd.DataFrame]
     """Compared run id -> its flipped queries vs the baseline, with `open baseline` and
     `open compared` links to the Query page."""
+    by_difficulty: pd.DataFrame
+    """Answer quality per difficulty level of the runs with a generator, a row per run
+    (empty when none has per-level metrics); `difficulty_figure` draws it."""
+    difficulty_figure: go.Figure
 
     @property
     def file_stem(self) -> str:
@@ -98,4 +104,6 @@ def compare_view(store: RunStore, run_ids: Sequence[str], k: int | None = None
         table["open baseline"] = [query_link(pair.baseline, q) for q in table["query_id"]]
         table["open compared"] = [query_link(pair.other, q) for q in table["query_id"]]
         flipped[pair.other] = table
-    return CompareView(comparison, runs, outcomes, names, flipped)
+    levels = difficulty_frame(runs, names)
+    return CompareView(comparison, runs, outcomes, names, flipped, difficulty_table(levels),
+                       difficulty_bars(levels))
