@@ -294,9 +294,13 @@ def test_a_real_heuristic_run_on_demo_sql(tmp_path: Path) -> None:
     assert report.n_queries == run.n_done == len({r.query_id for r in report.rows})
     assert all(r.source in SOURCES for r in report.rows)
     assert sum(report.counts.values()) == report.n_queries
-    # no benchmark metadata: no alternatives, no time column
-    assert report.counts["alternative"] == report.counts["time"] == 0
+    # no benchmark metadata: no time column, and gold is the only reading, so Alt is a
+    # subset relation with the gold result: the run's own alt_interpretation_rate
+    assert report.counts["time"] == 0
+    assert {r.alternative_kind for r in report.rows if r.source == "alternative"} <= {"gold"}
     assert report.table().loc[run.config.label, "EA"] == pytest.approx(
         100 * run.metrics["execution_accuracy"])
+    assert report.table().loc[run.config.label, "Alt"] == pytest.approx(
+        100 * run.metrics["alt_interpretation_rate"])
     assert report.table().iloc[0].sum() - report.table().iloc[0]["Overall"] == \
         pytest.approx(100.0)

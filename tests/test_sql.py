@@ -285,19 +285,6 @@ def test_integral_floats_equal_ints_and_floats_are_rounded() -> None:
     assert compare_results(result([("1",)]), result([(1,)])).set_equal is False
 
 
-def test_alt_interpretation_when_one_result_contains_the_other() -> None:
-    gold = result([(1,), (2,)])
-    superset = compare_results(gold, result([(1,), (2,), (3,)]))
-    assert superset.alt_interpretation is True and superset.set_equal is False
-    subset = compare_results(gold, result([(2,)]))
-    assert subset.alt_interpretation is True
-    assert compare_results(gold, result([(2,), (5,)])).alt_interpretation is False
-    assert compare_results(gold, result([])).alt_interpretation is False  # empty: not alt
-    assert compare_results(gold, result([(1,), (2,)])).alt_interpretation is False  # equal
-    wider = compare_results(gold, result([(1, "x"), (2, "y")], columns=("a", "b")))
-    assert wider.alt_interpretation is False and wider.diff.column_mismatch is True
-
-
 def test_column_mismatch_ignores_column_names() -> None:
     renamed = compare_results(result([(1,)], ("a",)), result([(1,)], ("total",)))
     assert renamed.set_equal and not renamed.diff.column_mismatch

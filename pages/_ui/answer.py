@@ -91,6 +91,10 @@ def _sql(view: AnswerView) -> None:
     good = sql.error_class == "correct"
     box = st.success if good else st.warning
     box(f"**{sql.error_class.replace('_', ' ')}**: {ERROR_CLASS_HELP.get(sql.error_class, '')}")
+    if sql.alternative:
+        st.info(plain(sql.interpretation))
+    elif sql.interpretation and not good:
+        st.caption(plain(sql.interpretation))
     left, right = st.columns(2)
     left.markdown(f"**Predicted** · database `{plain(sql.pred_database or 'none')}`")
     left.code(sql.pred_sql or "-- no SQL", language="sql", wrap_lines=True)

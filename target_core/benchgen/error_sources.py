@@ -10,10 +10,14 @@ so the counts add up to the number of queries and the Table 1 columns to 100 %:
 1. exact: the stored `execution_match` flag (through `downstream_outcome`), i.e. the
    rule behind the run's `execution_accuracy`: equal row sets (TARGET's rule, whatever
    database the SQL ran on). Not recomputed, so EA here is the run's own number.
-2. alternative: the generated result equals (same `compare_results` rule) the result of
-   one of the query's `alternatives` (benchmark export metadata), each run read-only on
-   the gold database. The generated SQL is run again, because the stored record keeps
-   only its first rows.
+2. alternative: seed 002's second level, the one rule of `target_core.sql.interpretations`
+   that also sets the run's `alt_interpretation` flag: the generated result stands in a
+   subset relation (either direction, same columns, both non-empty) with the result of
+   one reading of the question, the gold query or one of its `alternatives` (benchmark
+   export metadata), each run read-only on the gold database. The verdict stored with
+   the query is used, so Alt is the run's `alt_interpretation_rate`; for runs stored
+   before verdicts were, it is recomputed (the generated SQL is run again, because the
+   stored record keeps only its first rows).
 3. retrieval: the generator queried another database than the gold one. Not in the
    paper; this product is about retrieval, so it is kept apart from SQL errors.
 4. sql: no SQL, a failed generation call, or SQL that did not execute (as stored).
@@ -23,7 +27,8 @@ so the counts add up to the number of queries and the Table 1 columns to 100 %:
 6. other.
 
 Queries without the benchmark metadata (the demo datasets) have no alternatives and no
-time column, so they can only be exact, retrieval, sql or other.
+time column: their only reading is the gold query, so alternative means a subset relation
+with the gold result, and time never applies.
 """
 
 from __future__ import annotations
@@ -37,12 +42,12 @@ from typing import Any
 import pandas as pd
 from sqlglot import exp
 
-from target_core.benchgen.templates import ALTERNATIVE_KINDS, Alternative
 from target_core.engine.generation import downstream_outcome
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import ConfigError, DatasetError
 from target_core.metrics.downstream import difficulty_order, per_query_downstream
-from target_core.sql import SqlResult, compare_results, execute
+from target_core.sql import SqlResult, compare_results
+from target_core.sql.interpretations import ExpandedTruth, Interpretation, stored_interpretation
 from target_core.sql.structure import DIALECT, SqlParseError, parse_sql
 from target_core.types import Dataset, Query
 
@@ -57,9 +62,10 @@ SOURCES: tuple[str, ...] = ("exact", "alternative", "retrieval", "sql", "time", 
 DEFINITIONS: dict[str, str] = {
     "exact": "The generated SQL returns the gold query's result (the run's execution-accuracy "
              "rule: equal row sets).",
-    "alternative": "The result differs from gold but equals that of one of the query's "
-                   "alternative readings (another time range, metric or granularity), run on "
-                   "the gold database.",
+    "alternative": "The result differs from gold but one row set contains the other (same "
+                   "columns, both non-empty) for one reading of the question: the gold query "
+                   "or one of its alternatives (another time range, metric or granularity), "
+                   "run on the gold database.",
     "retrieval": "The generator queried another database than the gold one, so the retrieved "
                  "context missed or misranked it (not in the paper; this product's focus).",
     "sql": "No SQL was generated, the generation call failed, or the SQL did not execute "
@@ -85,7 +91,8 @@ class SourceRow:
     source: str
     detail: str
     alternative_kind: str | None = None
-    """The kind of the matching alternative (source "alternative" only)."""
+    """The kind of the matching reading (source "alternative" only): "gold" or an
+    alternative's kind."""
 
 
 def _percentages(rows: tuple[SourceRow, ...] | list[SourceRow]) -> dict[str, float]:
@@ -117,7 +124,8 @@ class ErrorSourceReport:
 
     @property
     def alternative_counts(self) -> dict[str, int]:
-        """Queries matched by an alternative, per kind (kinds that matched only)."""
+        """Alternative interpretations per kind of the reading matched ("gold" or an
+        alternative's kind; kinds that matched only)."""
         return dict(Counter(r.alternative_kind for r in self.rows if r.alternative_kind))
 
     def frame(self) -> pd.DataFrame:
@@ -210,26 +218,6 @@ def _meta_error(dataset: Dataset, query: Query, field: str, reason: str) -> Data
                         field=field)
 
 
-def _alternatives(dataset: Dataset, query: Query) -> list[Alternative]:
-    raw = query.meta.get("alternatives") or []
-    if not isinstance(raw, list):
-        raise _meta_error(dataset, query, "alternatives", "must be a list")
-    found = []
-    for i, item in enumerate(raw):
-        field = f"alternatives[{i}]"
-        if not isinstance(item, Mapping):
-            raise _meta_error(dataset, query, field, "must be an object")
-        if item.get("kind") not in ALTERNATIVE_KINDS:
-            raise _meta_error(dataset, query, f"{field}.kind",
-                              f"must be one of {', '.join(ALTERNATIVE_KINDS)}, "
-                              f"got {item.get('kind')!r}")
-        if not isinstance(item.get("sql"), str) or not item["sql"].strip():
-            raise _meta_error(dataset, query, f"{field}.sql", "must be a non-empty string")
-        found.append(Alternative(kind=item["kind"], sql=item["sql"],
-                                 description=str(item.get("description") or "")))
-    return found
-
-
 def _time_column(dataset: Dataset, query: Query) -> str | None:
     column = query.meta.get("time_column")
     if column is not None and (not isinstance(column, str) or not column.strip()):
@@ -261,11 +249,8 @@ def _other_detail(sql_record: Mapping[str, Any]) -> str:
     diff = comparison.get("diff") or {}
     if diff.get("column_mismatch"):
         return "different columns from the gold query"
-    text = (f"different result: {diff.get('n_only_gold', 0)} gold rows missing, "
+    return (f"different result: {diff.get('n_only_gold', 0)} gold rows missing, "
             f"{diff.get('n_only_pred', 0)} extra rows")
-    if comparison.get("alt_interpretation"):
-        text += " (one result contains the other)"
-    return text
 
 
 class _Judge:
@@ -273,13 +258,8 @@ class _Judge:
 
     def __init__(self, dataset: Dataset) -> None:
         self.dataset = dataset
-        self._results: dict[tuple[str, str], SqlResult] = {}
-
-    def run(self, database_id: str, sql: str) -> SqlResult:
-        key = (database_id, sql)
-        if key not in self._results:
-            self._results[key] = execute(self.dataset.databases[database_id], sql)
-        return self._results[key]
+        self.truth = ExpandedTruth(dataset)
+        self.run = self.truth.run
 
     def row(self, query: Query, record: Mapping[str, Any] | None) -> SourceRow:
         source, detail, kind = self._judge(query, record)
@@ -298,13 +278,9 @@ class _Judge:
             return "exact", f"same result as the gold query{where}", None
         answer = str(record.get("answer") or "")
         pred = self._prediction(record, answer, chosen)
-        if pred is not None and pred.ok:
-            for alternative in _alternatives(self.dataset, query):
-                if self._matches(query, alternative, pred):
-                    detail = f"matches alternative: {alternative.kind}"
-                    if alternative.description:
-                        detail += f" ({alternative.description})"
-                    return "alternative", detail, alternative.kind
+        verdict = self._interpretation(query, record, sql_record, pred)
+        if verdict.alternative:
+            return "alternative", verdict.detail(), verdict.kind
         if chosen != gold_db:
             return "retrieval", _retrieval_detail(record, chosen, gold_db), None
         if record.get("error"):
@@ -330,13 +306,18 @@ class _Judge:
             return SqlResult.from_dict(stored)
         return self.run(chosen, answer)
 
-    def _matches(self, query: Query, alternative: Alternative, pred: SqlResult) -> bool:
-        result = self.run(query.database_id, alternative.sql)
-        if not result.ok:
-            logger.warning("query %s: the %s alternative fails on %s (%s); skipped",
-                           query.query_id, alternative.kind, query.database_id, result.error)
-            return False
-        return compare_results(result, pred, gold_sql=alternative.sql).set_equal
+    def _interpretation(self, query: Query, record: Mapping[str, Any],
+                        sql_record: Mapping[str, Any], pred: SqlResult | None
+                        ) -> Interpretation:
+        """The run's own verdict when stored, else the same rule recomputed. Metadata is
+        checked either way, so malformed alternatives never pass silently."""
+        readings = self.truth.readings(query)
+        stored = stored_interpretation(sql_record)
+        if record.get("error"):
+            return Interpretation("wrong", n_readings=len(readings))
+        if stored is not None:
+            return stored
+        return self.truth.interpret(query, pred)
 
     def _time_only(self, query: Query, answer: str) -> str | None:
         """The detail when the two queries agree once their time filters are gone."""

@@ -3,9 +3,11 @@
 `DownstreamStep(query, ranked)` builds the query's context (retrieved, oracle or none,
 within the token budget), asks the generator, and evaluates the answer against the
 dataset's reference: text-to-SQL answers are executed read-only and compared with the
-gold query's result. It returns what is stored on the query (the generation record)
-and its per-query metrics. `downstream_outcome` turns a stored record back into what
-the aggregate metrics need, so a resumed run scores exactly like a fresh one.
+gold query's result, then judged by seed 002's hierarchical rule against the query's
+readings (`target_core.sql.interpretations`). It returns what is stored on the query
+(the generation record) and its per-query metrics. `downstream_outcome` turns a stored
+record back into what the aggregate metrics need, so a resumed run scores exactly like a
+fresh one.
 """
 
 from __future__ import annotations
@@ -64,9 +66,10 @@ class Evaluator:
     thread-safe. Also used for answers imported from the TARGET library."""
 
     def __init__(self, dataset: Dataset) -> None:
+        from target_core.sql.interpretations import ExpandedTruth
+
         self.dataset = dataset
-        self._lock = threading.Lock()
-        self._gold_results: dict[tuple[str, str], Any] = {}
+        self.truth = ExpandedTruth(dataset)
 
     def evaluate(self, query: Query, generation: Generation, context: Context, *,
                  generator: str, label: str) -> tuple[dict[str, Any], dict[str, float]]:
@@ -87,24 +90,12 @@ class Evaluator:
 
     # --- text-to-SQL --------------------------------------------------------------------------
 
-    def _gold_result(self, query: Query) -> Any:
-        from target_core.sql import execute
-
-        key = (query.database_id, query.sql or str(query.answer))
-        with self._lock:
-            cached = self._gold_results.get(key)
-        if cached is None:
-            cached = execute(self.dataset.databases[query.database_id], key[1])
-            with self._lock:
-                self._gold_results[key] = cached
-        return cached
-
     def _evaluate_sql(self, query: Query, generation: Generation, context: Context
                       ) -> dict[str, Any]:
         from target_core.sql import classify, compare_results, exact_set_match, execute
 
         gold_sql = query.sql or str(query.answer)
-        gold = self._gold_result(query)
+        gold = self.truth.gold(query)
         chosen = generation.database_id or (context.databases[0] if context.databases
                                             else None)
         written = bool(generation.answer.strip())
@@ -120,17 +111,19 @@ class Evaluator:
             error_class = "correct"  # TARGET's rule: equal result sets, whatever the database
         if generation.error:
             error_class = "generation_failed"
+        interpretation = self.truth.interpret(query, pred)
         flags = {
             "execution_match": bool(comparison and comparison.set_equal),
             "execution_match_strict": bool(comparison and comparison.strict_equal),
-            "alt_interpretation": bool(comparison and comparison.alt_interpretation),
+            "alt_interpretation": interpretation.alternative,
             "exact_set_match": written and exact_set_match(gold_sql, generation.answer),
         }
         record = {"database_id": chosen, "gold_database_id": query.database_id,
                   "error_class": error_class, "flags": flags,
                   "gold": gold.to_dict(max_rows=SHOWN_ROWS),
                   "pred": None if pred is None else pred.to_dict(max_rows=SHOWN_ROWS),
-                  "comparison": None if comparison is None else comparison.to_dict()}
+                  "comparison": None if comparison is None else comparison.to_dict(),
+                  "interpretation": interpretation.to_dict()}
         if written and chosen not in self.dataset.databases:
             record["pred_error"] = (f"database '{chosen}' is not part of this dataset"
                                     if chosen else "no database was chosen or retrieved")

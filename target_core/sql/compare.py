@@ -1,10 +1,11 @@
 """Compare a predicted SQL result with the gold one, and name the failure.
 
 The Text-to-SQL metrics of DESIGN.md come from here: `execution_accuracy` is
-`Comparison.set_equal`, `execution_accuracy_strict` is `strict_equal`, and
-`alt_interpretation_rate` averages `alt_interpretation`. `classify` gives each
-prediction one of ERROR_CLASSES for the failure taxonomy. Everything is pure: results
-come from `target_core.sql.execute`, which re-exports this module's public names.
+`Comparison.set_equal` (on `row_set`), `execution_accuracy_strict` is `strict_equal`;
+seed 002's alternative interpretations build on `row_set` in `interpretations`.
+`classify` gives each prediction one of ERROR_CLASSES for the failure taxonomy.
+Everything is pure: results come from `target_core.sql.execute`, which re-exports this
+module's public names.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ def _canonical(value: Any) -> Any:
 
 def _canonical_rows(rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [tuple(_canonical(v) for v in row) for row in rows]
+
+
+def row_set(result: SqlResult) -> frozenset[tuple[Any, ...]]:
+    """The result's rows as a set after `_canonical`: what execution accuracy compares."""
+    return frozenset(_canonical_rows(result.rows))
 
 
 def _rows_from(data: Any) -> tuple[tuple[Any, ...], ...]:
@@ -92,21 +98,18 @@ class Comparison:
       rule, so duplicates and order do not matter and two empty results are equal.
     - strict_equal (execution_accuracy_strict): equal as multisets, and in the same order
       when the gold query has a top-level ORDER BY.
-    - alt_interpretation: not set_equal, same column count, both non-empty, and one row
-      set contains the other (seed 002's second level).
     - column_order_ignored_equal: set_equal for some order of the prediction's columns.
-    A failed execution on either side is never equal to anything.
+    A failed execution on either side is never equal to anything. Seed 002's alternative
+    interpretations need the query's other readings: `target_core.sql.interpretations`.
     """
 
     set_equal: bool
     strict_equal: bool
-    alt_interpretation: bool
     column_order_ignored_equal: bool
     diff: ExecutionDiff
 
     def to_dict(self) -> dict[str, Any]:
         return {"set_equal": self.set_equal, "strict_equal": self.strict_equal,
-                "alt_interpretation": self.alt_interpretation,
                 "column_order_ignored_equal": self.column_order_ignored_equal,
                 "diff": self.diff.to_dict()}
 
@@ -114,7 +117,6 @@ class Comparison:
     def from_dict(cls, data: dict[str, Any]) -> Comparison:
         return cls(set_equal=bool(data.get("set_equal")),
                    strict_equal=bool(data.get("strict_equal")),
-                   alt_interpretation=bool(data.get("alt_interpretation")),
                    column_order_ignored_equal=bool(data.get("column_order_ignored_equal")),
                    diff=ExecutionDiff.from_dict(data.get("diff") or {}))
 
@@ -142,15 +144,13 @@ def compare_results(gold: SqlResult, pred: SqlResult, *, gold_sql: str | None = 
     """
     both_ok = gold.ok and pred.ok
     gold_rows, pred_rows = _canonical_rows(gold.rows), _canonical_rows(pred.rows)
-    gold_set, pred_set = set(gold_rows), set(pred_rows)
+    gold_set, pred_set = row_set(gold), row_set(pred)
     width = len(gold.columns)
     same_width = both_ok and width == len(pred.columns)
     ordered = has_top_level_order(gold.sql if gold_sql is None else gold_sql)
 
     set_equal = both_ok and gold_set == pred_set
     multiset_equal = both_ok and Counter(gold_rows) == Counter(pred_rows)
-    alt = (same_width and not set_equal and bool(gold_set) and bool(pred_set)
-           and (gold_set <= pred_set or pred_set <= gold_set))
     permuted = same_width and not set_equal and _equal_when_permuted(gold_set, pred_set, width)
     diff = _diff(gold.rows, gold_rows, pred.rows, pred_rows,
                  column_mismatch=both_ok and width != len(pred.columns),
@@ -158,12 +158,12 @@ def compare_results(gold: SqlResult, pred: SqlResult, *, gold_sql: str | None = 
                  column_order_only=permuted)
     return Comparison(set_equal=set_equal,
                       strict_equal=multiset_equal and (not ordered or gold_rows == pred_rows),
-                      alt_interpretation=alt, column_order_ignored_equal=set_equal or permuted,
+                      column_order_ignored_equal=set_equal or permuted,
                       diff=diff)
 
 
-def _equal_when_permuted(gold: set[tuple[Any, ...]], pred: set[tuple[Any, ...]],
-                         width: int) -> bool:
+def _equal_when_permuted(gold: frozenset[tuple[Any, ...]],
+                         pred: frozenset[tuple[Any, ...]], width: int) -> bool:
     """Whether some non-identity order of pred's columns makes the row sets equal.
 
     A permutation can only work if it maps each gold column onto a prediction column

@@ -16,6 +16,7 @@ from target_core.engine.store import QueryResult
 from target_core.metrics.answers import answer_text, differing_words
 from target_core.metrics.facts import FACT_LABELS, gold_label
 from target_core.metrics.tasks import reference_of
+from target_core.sql.interpretations import stored_interpretation
 from target_core.types import Query, TableLookup, table_ref
 
 ERROR_CLASS_HELP: dict[str, str] = {
@@ -50,6 +51,12 @@ class SqlView:
     counts: dict[str, int] = field(default_factory=dict)
     findings: tuple[str, ...] = ()
     """Plain sentences: column mismatch, order-only difference, and so on."""
+    alternative: bool = False
+    """Seed 002's verdict: an alternative interpretation (the query's
+    `alt_interpretation` flag, Table 1's Alt)."""
+    interpretation: str = ""
+    """That verdict in one sentence (target_core.sql.interpretations), "" when none is
+    known (a record stored before verdicts were, and not an alternative)."""
 
 
 @dataclass(frozen=True)
@@ -117,8 +124,6 @@ def _sql_view(query: Query, record: dict[str, Any]) -> SqlView:
         findings.append("Same rows, different order (the gold query orders its rows).")
     if diff.get("column_order_only"):
         findings.append("Same rows once the prediction's columns are reordered.")
-    if comparison.get("alt_interpretation"):
-        findings.append("One result contains the other: an alternative interpretation.")
     if sql.get("pred_error"):
         findings.append(str(sql["pred_error"]))
     gold_columns = list((gold or {}).get("columns") or [])
@@ -132,7 +137,21 @@ def _sql_view(query: Query, record: dict[str, Any]) -> SqlView:
         only_gold=_frame({"rows": diff.get("only_gold")}, gold_columns) if diff else None,
         only_pred=_frame({"rows": diff.get("only_pred")}, pred_columns) if diff else None,
         counts={k: int(diff.get(k, 0)) for k in ("n_only_gold", "n_only_pred", "n_shared")},
-        findings=tuple(findings))
+        findings=tuple(findings), **_interpretation(sql))
+
+
+def _interpretation(sql: dict[str, Any]) -> dict[str, Any]:
+    """The stored verdict; a record stored before verdicts were has only its flag, which
+    then compared with the gold result alone."""
+    stored = stored_interpretation(sql)
+    if stored is not None:
+        return {"alternative": stored.alternative, "interpretation": stored.sentence()}
+    if (sql.get("flags") or {}).get("alt_interpretation"):
+        return {"alternative": True,
+                "interpretation": "An alternative interpretation (level 2): one result "
+                                  "contains the other (judged against the gold result "
+                                  "only, before alternative readings were compared)."}
+    return {}
 
 
 def _context(dataset: TableLookup, record: dict[str, Any]) -> tuple[pd.DataFrame, tuple[str, ...],
