@@ -236,7 +236,7 @@ def test_aggregate_qa_with_difficulties_and_a_failure() -> None:
         "rouge_l": (5 / 6 + 0.8 + 0.0) / 3,
         "generation_ms_p50": 30.0,
         "generation_ms_p90": 38.0,  # sorted 10, 30, 40: i + f = 2 · 0.9 = 1.8 -> 30 + 0.8 · 10
-        "generation_errors": 1.0,
+        "generation_cached": 0.0, "generation_errors": 1.0,
         "n_generated": 3.0,
         "sacrebleu/easy": BLEU_1,
         "rouge_l/easy": 5 / 6,
@@ -257,7 +257,8 @@ def test_aggregate_qa_with_difficulties_and_a_failure() -> None:
 def test_aggregate_without_difficulty_or_times() -> None:
     metrics = aggregate_downstream([qa("q1", H1, R1), qa("q2", H2, R2)], "qa")
     assert metrics == pytest.approx({"sacrebleu": BLEU_12, "rouge_l": (5 / 6 + 0.8) / 2,
-                                     "generation_errors": 0.0, "n_generated": 2.0})
+                                     "generation_cached": 0.0, "generation_errors": 0.0,
+                                     "n_generated": 2.0})
 
 
 FACT_TEXTS = ["True", "The claim is true.", "False", "FALSE.", "", "It is true"]
@@ -271,7 +272,7 @@ def test_fact_per_query_and_aggregate() -> None:
     assert [r["fact_pred"] for r in rows] == [float(p) for p in PREDS]
     assert [r["fact_correct"] for r in rows] == [1.0, 1.0, 0.0, 1.0, 0.0, 0.0]
     metrics = aggregate_downstream(outcomes, "fact")
-    assert metrics == pytest.approx({**FACT_EXPECTED, "generation_errors": 1.0,
+    assert metrics == pytest.approx({**FACT_EXPECTED, "generation_cached": 0.0, "generation_errors": 1.0,
                                      "n_generated": 6.0})
     assert sum(r["fact_correct"] for r in rows) / 6 == metrics["fact_accuracy"]
 
@@ -317,7 +318,7 @@ def test_sql_per_query_and_aggregate() -> None:
         "exact_set_match": 2 / 6,            # s1, s6
         "generation_ms_p50": 25.0,
         "generation_ms_p90": 37.0,
-        "generation_errors": 1.0,
+        "generation_cached": 0.0, "generation_errors": 1.0,
         "n_generated": 6.0,
         "execution_accuracy/easy": 1.0, "execution_accuracy_strict/easy": 0.5,
         "alt_interpretation_rate/easy": 0.5, "exact_set_match/easy": 0.5,
@@ -360,3 +361,17 @@ def test_outcome_and_aggregate_errors() -> None:
         aggregate_downstream([qa("q", "a", "a")], "sql")
     with pytest.raises(ValueError, match="unknown downstream task"):
         aggregate_downstream([qa("q", "a", "a")], "retrieval")
+
+
+def test_latency_percentiles_count_real_calls_only() -> None:
+    """Seed 002 reports P50/P90 of the model's latency: a reply from the response cache
+    (0.6 ms) is no call. Regression: a 2-query run with one cached reply reported p50 43 ms
+    = (0.6 + 85) / 2."""
+    outcomes = [DownstreamOutcome("q1", "qa", None, H1, R1, ms=85.0),
+                DownstreamOutcome("q2", "qa", None, H2, R2, ms=0.6, cached=True)]
+    metrics = aggregate_downstream(outcomes, "qa")
+    assert metrics["generation_ms_p50"] == metrics["generation_ms_p90"] == 85.0
+    assert metrics["generation_cached"] == 1.0
+    assert metrics["generation_cached_ms_p50"] == 0.6
+    only_cached = aggregate_downstream([outcomes[1]], "qa")
+    assert "generation_ms_p50" not in only_cached and only_cached["generation_cached"] == 1.0

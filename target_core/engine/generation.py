@@ -136,4 +136,5 @@ def downstream_outcome(query: Query, record: dict[str, Any], task: str) -> Downs
     return DownstreamOutcome(
         query_id=query.query_id, task=task, difficulty=query.difficulty,
         prediction=str(record.get("answer") or ""), reference=reference_of(query, task),
-        sql_flags=sql.get("flags"), ms=record.get("ms"), failed=bool(record.get("error")))
+        sql_flags=sql.get("flags"), ms=record.get("ms"), failed=bool(record.get("error")),
+        cached=bool(record.get("cached")))

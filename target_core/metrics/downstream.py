@@ -82,6 +82,8 @@ class DownstreamOutcome:
     * `ms`: generation latency in milliseconds, or None when unknown.
     * `failed`: the generator call failed; `prediction` must then be "" and the
       query scores as wrong on every metric.
+    * `cached`: the reply came from the response cache, so `ms` is a cache lookup, not
+      a model's latency (latency percentiles leave it out).
 
     Construction checks all of it (ValueError naming the query).
     """
@@ -94,6 +96,7 @@ class DownstreamOutcome:
     sql_flags: Mapping[str, bool] | None = None
     ms: float | None = None
     failed: bool = False
+    cached: bool = False
 
     def __post_init__(self) -> None:
         def fail(message: str) -> ValueError:
@@ -171,8 +174,10 @@ def aggregate_downstream(outcomes: Sequence[DownstreamOutcome], task: str) -> di
       while its per-query `fact_correct` is 0.0 (TabFact has no NEI gold).
     * sql: `execution_accuracy`, `execution_accuracy_strict`, `alt_interpretation_rate`,
       `exact_set_match`: means of the per-query flags (failed: all 0).
-    * every task: `generation_ms_p50`, `generation_ms_p90` over the outcomes whose ms
-      is known (omitted when none is; numpy's linear interpolation), then
+    * every task: `generation_ms_p50`, `generation_ms_p90` over the real calls, the
+      outcomes whose ms is known and whose reply did not come from the cache (omitted
+      when there is none; numpy's linear interpolation), `generation_cached` (replies
+      from the cache) and `generation_cached_ms_p50` (their lookup time, when any), then
       `generation_errors` (failed outcomes) and `n_generated` (all outcomes, failed
       included: the denominator of every rate).
 
@@ -190,7 +195,12 @@ def aggregate_downstream(outcomes: Sequence[DownstreamOutcome], task: str) -> di
         raise ValueError(f"query {other.query_id!r} is a {other.task!r} outcome, "
                          f"not {task!r}")
     metrics = _task_metrics(outcomes, task)
-    metrics.update(generation_summary([o.ms for o in outcomes if o.ms is not None]))
+    metrics.update(generation_summary([o.ms for o in outcomes
+                                       if o.ms is not None and not o.cached]))
+    cached = [o.ms for o in outcomes if o.cached and o.ms is not None]
+    metrics["generation_cached"] = float(sum(1 for o in outcomes if o.cached))
+    if cached:
+        metrics["generation_cached_ms_p50"] = float(np.percentile(cached, 50))
     metrics["generation_errors"] = float(sum(1 for o in outcomes if o.failed))
     metrics["n_generated"] = float(len(outcomes))
     levels = {o.difficulty for o in outcomes if o.difficulty is not None}
