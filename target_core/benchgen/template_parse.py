@@ -14,7 +14,6 @@ from typing import Any
 
 from target_core.benchgen.template_placeholders import parse_placeholder
 from target_core.benchgen.template_types import (
-    ALTERNATIVE_KINDS,
     Alternative,
     ColumnRef,
     Fail,
@@ -23,6 +22,7 @@ from target_core.benchgen.template_types import (
     TemplateError,
     is_text,
 )
+from target_core.sql.interpretations import ALTERNATIVE_KINDS
 
 _BRACES = re.compile(r"\{([^{}]*)\}")
 _TEMPLATE_KEYS = frozenset({"id", "database", "sql", "placeholders", "difficulty", "questions",

@@ -20,7 +20,6 @@ AGGREGATIONS = ("SUM", "COUNT", "AVG", "MIN", "MAX")
 ORDERS = ("ASC", "DESC")
 VALUE_MODES = ("distinct", "range")
 PLACEHOLDER_TYPES = ("aggregation", "column", "group_by", "value", "order", "limit", "time")
-ALTERNATIVE_KINDS = ("metric", "granularity", "time")
 
 
 class TemplateError(TargetError):

@@ -69,7 +69,6 @@ from typing import Any
 from target_core.benchgen.template_parse import check_schema, parse_template, parse_templates
 from target_core.benchgen.template_types import (
     AGGREGATIONS,
-    ALTERNATIVE_KINDS,
     ORDERS,
     PLACEHOLDER_TYPES,
     VALUE_MODES,
@@ -79,6 +78,7 @@ from target_core.benchgen.template_types import (
     Template,
     TemplateError,
 )
+from target_core.sql.interpretations import ALTERNATIVE_KINDS
 
 __all__ = ["AGGREGATIONS", "ALTERNATIVE_KINDS", "EXAMPLE_TEMPLATES_DIR", "ORDERS",
            "PLACEHOLDER_TYPES", "TEMPLATE_SUFFIXES", "VALUE_MODES", "Alternative",
