@@ -54,6 +54,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("token_timeout", "TARGET_TOKEN_TIMEOUT", "3",
             "Seconds allowed to load a tiktoken encoding before counts fall back to an "
             "estimate."),
+    Setting("sql_timeout", "TARGET_SQL_TIMEOUT", "30",
+            "Seconds one SQL query (gold or generated) may run when a run is scored; 30 is "
+            "BIRD's evaluation script's limit. A query past it counts as `timeout`."),
+    Setting("sql_row_cap", "TARGET_SQL_ROW_CAP", "1000000",
+            "Rows a SQL result may hold when a run is scored; results are compared whole, "
+            "and a larger one is marked `not_comparable` (never compared by its prefix)."),
 )
 
 
@@ -70,6 +76,8 @@ class Settings:
     hf_endpoint: str
     hub_timeout: float
     token_timeout: float
+    sql_timeout: float
+    sql_row_cap: int
 
     def __repr__(self) -> str:  # keeps the API key out of logs and tracebacks
         key = "set" if self.openai_api_key else "unset"
@@ -119,4 +127,6 @@ def load_settings(workspace: str | Path | None = None,
         hf_endpoint=_required(by_name["hf_endpoint"], env),
         hub_timeout=float(_number(by_name["hub_timeout"], env, float)),
         token_timeout=float(_number(by_name["token_timeout"], env, float)),
+        sql_timeout=float(_number(by_name["sql_timeout"], env, float)),
+        sql_row_cap=int(_number(by_name["sql_row_cap"], env, int)),
     )

@@ -47,3 +47,12 @@ def test_api_key_never_in_repr() -> None:
 def test_every_setting_has_help_and_distinct_env() -> None:
     assert len({s.env for s in SETTINGS}) == len(SETTINGS)
     assert all(s.help.endswith(".") for s in SETTINGS)
+
+
+def test_sql_limits_for_scoring(tmp_path) -> None:
+    """BIRD's evaluation allows 30 s per query; results are compared whole up to the cap."""
+    default = load_settings(tmp_path, environ={})
+    assert (default.sql_timeout, default.sql_row_cap) == (30.0, 1_000_000)
+    given = load_settings(tmp_path, environ={"TARGET_SQL_TIMEOUT": "2.5",
+                                             "TARGET_SQL_ROW_CAP": "500"})
+    assert (given.sql_timeout, given.sql_row_cap) == (2.5, 500)

@@ -317,3 +317,19 @@ def test_a_retrieval_only_config_keeps_its_old_keys() -> None:
         "top_k": 5, "limit": None, "seed": 0}
     assert RunConfig.from_dict(config.to_dict()) == config and config.generation is None
     assert RunConfig.from_dict(config.to_dict() | {"generation": None}) == config
+
+
+def test_scoring_limits_come_from_the_settings(tmp_path: Path) -> None:
+    """TARGET_SQL_ROW_CAP reaches the run's scoring: results over it are not_comparable
+    (and wrong), never compared by their first rows."""
+    settings = load_settings(tmp_path, environ={"TARGET_SQL_ROW_CAP": "2"})
+    run = run_retrieval(RunConfig("demo-sql", "bm25", limit=40,
+                                  generation=GenerationConfig("heuristic", context="oracle")),
+                        settings=settings).run
+    records = [r.generation for r in RunStore.in_workspace(tmp_path).iter_results(run.run_id)]
+    classes = {g["sql"]["error_class"] for g in records if g is not None}
+    assert "not_comparable" in classes
+    for g in records:
+        assert g is not None
+        if g["sql"]["error_class"] == "not_comparable":
+            assert g["sql"]["flags"]["execution_match"] is False

@@ -272,8 +272,8 @@ def test_fact_per_query_and_aggregate() -> None:
     assert [r["fact_pred"] for r in rows] == [float(p) for p in PREDS]
     assert [r["fact_correct"] for r in rows] == [1.0, 1.0, 0.0, 1.0, 0.0, 0.0]
     metrics = aggregate_downstream(outcomes, "fact")
-    assert metrics == pytest.approx({**FACT_EXPECTED, "generation_cached": 0.0, "generation_errors": 1.0,
-                                     "n_generated": 6.0})
+    assert metrics == pytest.approx({**FACT_EXPECTED, "generation_cached": 0.0,
+                                     "generation_errors": 1.0, "n_generated": 6.0})
     assert sum(r["fact_correct"] for r in rows) / 6 == metrics["fact_accuracy"]
 
 

@@ -393,8 +393,24 @@ def test_classify_when_gold_failed_logs_and_says_execution_error(
     assert "gold SQL failed" in caplog.text
 
 
-def test_error_classes_are_the_documented_ten() -> None:
-    assert len(ERROR_CLASSES) == len(set(ERROR_CLASSES)) == 10
+def test_error_classes_are_the_documented_eleven() -> None:
+    assert len(ERROR_CLASSES) == len(set(ERROR_CLASSES)) == 11
+
+
+def test_a_result_cut_by_the_row_cap_is_never_compared_by_its_prefix(db: Path) -> None:
+    """Regression: results over the cap compared by their first rows, so two different
+    results with the same first rows counted as equal."""
+    sql = "SELECT player_id FROM players ORDER BY player_id"
+    gold, pred = execute(db, sql, row_cap=2), execute(db, sql + " LIMIT 3", row_cap=2)
+    assert gold.truncated and pred.truncated and gold.rows == pred.rows  # same prefix
+    comparison = compare_results(gold, pred)
+    assert not comparison.comparable and not comparison.set_equal
+    assert not comparison.strict_equal and not comparison.column_order_ignored_equal
+    assert Comparison.from_dict(comparison.to_dict()) == comparison
+    assert classify(gold, pred, comparison, predicted_database="d",
+                    gold_database="d") == "not_comparable"
+    whole = compare_results(execute(db, sql), execute(db, sql + " LIMIT 3"))
+    assert whole.comparable and not whole.set_equal  # compared whole: different
 
 
 # --- exact_set_match ---------------------------------------------------------------------

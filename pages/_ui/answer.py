@@ -11,7 +11,7 @@ import streamlit as st
 
 from pages._ui.text import plain
 from pages._ui.widgets import grid_height
-from target_core.views.answer import ERROR_CLASS_HELP, AnswerView
+from target_core.views.answer import COMPARISON_RULE, ERROR_CLASS_HELP, AnswerView
 
 
 def marked(tokens: list[tuple[str, bool]]) -> str:
@@ -110,6 +110,7 @@ def _sql(view: AnswerView) -> None:
                         height=grid_height(len(sql.gold)))
     for finding in sql.findings:
         st.markdown(f"- {plain(finding)}")
+    st.caption(COMPARISON_RULE)
     if sql.counts and (sql.only_gold is not None or sql.only_pred is not None):
         counts = sql.counts
         st.markdown(f"**Execution diff**: {counts['n_shared']} shared rows, "

@@ -24,6 +24,7 @@ from target_core.generators.prompts import build_messages
 from target_core.metrics.downstream import DownstreamOutcome, per_query_downstream
 from target_core.metrics.facts import FACT_LABELS, gold_label, map_prediction
 from target_core.metrics.tasks import reference_of
+from target_core.sql.execute import SqlLimits
 from target_core.tokens import TokenCounter
 from target_core.types import Dataset, GenerationConfig, Query, TableKey, TableView
 
@@ -37,10 +38,11 @@ class DownstreamStep:
     """Generates and evaluates one query at a time; safe to call from worker threads."""
 
     def __init__(self, dataset: Dataset, generation: GenerationConfig, generator: Generator,
-                 view: TableView, counter: TokenCounter, *, top_k: int) -> None:
+                 view: TableView, counter: TokenCounter, *, top_k: int,
+                 limits: SqlLimits | None = None) -> None:
         self.generator = generator
         self.contexts = ContextBuilder(dataset, generation, view, counter, top_k=top_k)
-        self.evaluator = Evaluator(dataset)
+        self.evaluator = Evaluator(dataset, limits)
         self._lock = threading.Lock()
 
     def context(self, query: Query, ranked: Sequence[TableKey]) -> Context:
@@ -65,11 +67,12 @@ class Evaluator:
     """Scores a generation against the dataset's reference (executing SQL read-only);
     thread-safe. Also used for answers imported from the TARGET library."""
 
-    def __init__(self, dataset: Dataset) -> None:
+    def __init__(self, dataset: Dataset, limits: SqlLimits | None = None) -> None:
         from target_core.sql.interpretations import ExpandedTruth
 
         self.dataset = dataset
-        self.truth = ExpandedTruth(dataset)
+        self.limits = limits or SqlLimits()
+        self.truth = ExpandedTruth(dataset, self.limits)
 
     def evaluate(self, query: Query, generation: Generation, context: Context, *,
                  generator: str, label: str) -> tuple[dict[str, Any], dict[str, float]]:
@@ -101,7 +104,8 @@ class Evaluator:
         written = bool(generation.answer.strip())
         pred, comparison = None, None
         if written and chosen is not None and chosen in self.dataset.databases:
-            pred = execute(self.dataset.databases[chosen], generation.answer)
+            pred = execute(self.dataset.databases[chosen], generation.answer,
+                           timeout_s=self.limits.timeout_s, row_cap=self.limits.row_cap)
             comparison = compare_results(gold, pred, gold_sql=gold_sql) if pred.ok else None
         error_class = classify(gold, pred, comparison, predicted_database=chosen,
                                gold_database=query.database_id)

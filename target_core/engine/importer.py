@@ -32,6 +32,7 @@ from target_core.metrics.retrieval import (
     per_query_metrics,
 )
 from target_core.metrics.tasks import ANSWER_TASKS
+from target_core.sql.execute import SqlLimits
 from target_core.types import Dataset, GenerationConfig, RunConfig, TableKey
 
 
@@ -146,7 +147,9 @@ def import_target_results(path: str, *, settings: Settings, dataset: str | None 
     store = store or RunStore.in_workspace(settings.workspace)
     run, _ = store.start_run(config, dataset_fingerprint=data.fingerprint, task=data.task,
                              n_queries=len(query_ids), versions=package_versions())
-    store.save_results(run.run_id, _results(data, query_ids, ranked_of, answers, top_k, name))
+    store.save_results(run.run_id, _results(data, query_ids, ranked_of, answers, top_k, name,
+                                            SqlLimits(settings.sql_timeout,
+                                                      settings.sql_row_cap)))
     store.record_index(run.run_id, index_info={"imported_from": [str(p) for p in
                                                                  (retrieval_path, downstream)
                                                                  if p]},
@@ -169,11 +172,11 @@ def _downstream_names(metrics: dict[str, float]) -> set[str]:
 
 
 def _results(data: Dataset, query_ids: list[str], ranked_of: dict[str, list[TableKey]],
-             answers: dict[str, Generation] | None, top_k: int, name: str
-             ) -> list[QueryResult]:
+             answers: dict[str, Generation] | None, top_k: int, name: str,
+             limits: SqlLimits) -> list[QueryResult]:
     from target_core.engine.generation import Evaluator
 
-    evaluator = Evaluator(data) if answers is not None else None
+    evaluator = Evaluator(data, limits) if answers is not None else None
     ks = default_ks(top_k)
     position = {q.query_id: i for i, q in enumerate(data.queries)}
     rows = []

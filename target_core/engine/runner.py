@@ -38,6 +38,7 @@ from target_core.progress import Progress, no_progress
 from target_core.retrievers import build_retriever
 from target_core.retrievers.base import Retriever, rank_in
 from target_core.serialize import texts_fingerprint
+from target_core.sql.execute import SqlLimits
 from target_core.tokens import get_counter
 from target_core.types import Dataset, Query, RunConfig, TableKey
 
@@ -220,7 +221,8 @@ def _downstream_step(config: RunConfig, dataset: Dataset, generator: Generator |
         return None
     counter = get_counter(timeout=settings.token_timeout)
     return DownstreamStep(dataset, config.generation, generator, config.view, counter,
-                          top_k=config.top_k)
+                          top_k=config.top_k,
+                          limits=SqlLimits(settings.sql_timeout, settings.sql_row_cap))
 
 
 def _generate(step: DownstreamStep | None, generator: Generator | None,

@@ -17,7 +17,10 @@ from target_core.sql.exact_match import exact_set_match
 from target_core.sql.execute import (
     DEFAULT_ROW_CAP,
     DEFAULT_TIMEOUT_S,
+    EVAL_ROW_CAP,
+    EVAL_TIMEOUT_S,
     SqlExecutionError,
+    SqlLimits,
     SqlResult,
     connect_readonly,
     execute,
@@ -26,7 +29,8 @@ from target_core.sql.execute import (
 )
 
 __all__ = [
-    "DEFAULT_ROW_CAP", "DEFAULT_TIMEOUT_S", "DIFF_ROW_CAP", "ERROR_CLASSES", "Comparison",
+    "DEFAULT_ROW_CAP", "DEFAULT_TIMEOUT_S", "DIFF_ROW_CAP", "ERROR_CLASSES", "EVAL_ROW_CAP",
+    "EVAL_TIMEOUT_S", "Comparison", "SqlLimits",
     "ExecutionDiff", "SqlExecutionError", "SqlResult", "classify", "compare_results",
     "connect_readonly", "exact_set_match", "execute", "has_top_level_order", "json_safe_rows",
     "json_safe_value",

@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 ERROR_CLASSES: tuple[str, ...] = (
     "correct", "syntax_error", "unknown_table_or_column", "wrong_database", "refused",
     "timeout", "empty_result", "wrong_result", "no_sql", "execution_error",
+    "not_comparable",
 )
 DIFF_ROW_CAP = 50  # rows listed per side of an ExecutionDiff; the counts stay exact
 _MAX_PERMUTED_COLUMNS = 6  # 6! = 720 column orders; beyond that only the given order
@@ -99,6 +100,8 @@ class Comparison:
     - strict_equal (execution_accuracy_strict): equal as multisets, and in the same order
       when the gold query has a top-level ORDER BY.
     - column_order_ignored_equal: set_equal for some order of the prediction's columns.
+    - comparable: False when a result was cut by the row cap: a prefix is never compared
+      as if it were the whole result, so every flag is then False.
     A failed execution on either side is never equal to anything. Seed 002's alternative
     interpretations need the query's other readings: `target_core.sql.interpretations`.
     """
@@ -107,18 +110,20 @@ class Comparison:
     strict_equal: bool
     column_order_ignored_equal: bool
     diff: ExecutionDiff
+    comparable: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {"set_equal": self.set_equal, "strict_equal": self.strict_equal,
                 "column_order_ignored_equal": self.column_order_ignored_equal,
-                "diff": self.diff.to_dict()}
+                "comparable": self.comparable, "diff": self.diff.to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Comparison:
         return cls(set_equal=bool(data.get("set_equal")),
                    strict_equal=bool(data.get("strict_equal")),
                    column_order_ignored_equal=bool(data.get("column_order_ignored_equal")),
-                   diff=ExecutionDiff.from_dict(data.get("diff") or {}))
+                   diff=ExecutionDiff.from_dict(data.get("diff") or {}),
+                   comparable=bool(data.get("comparable", True)))
 
 
 def has_top_level_order(sql: str) -> bool:
@@ -138,10 +143,14 @@ def compare_results(gold: SqlResult, pred: SqlResult, *, gold_sql: str | None = 
 
     Values compare after `_canonical`: floats rounded to 6 decimals, 1 equal to 1.0,
     strings and blobs exact, NULL equal to NULL. Column names are never compared (they
-    are aliases). `gold_sql` (default gold.sql) decides whether order matters. Only the
-    rows each result holds are compared, so results cut by the row cap compare by
-    their first row_cap rows.
+    are aliases). `gold_sql` (default gold.sql) decides whether order matters. A result
+    cut by the row cap is not comparable: every flag is False and `comparable` says why.
     """
+    if gold.truncated or pred.truncated:
+        empty = _diff((), [], (), [], column_mismatch=False, order_only=False,
+                      column_order_only=False)
+        return Comparison(set_equal=False, strict_equal=False,
+                          column_order_ignored_equal=False, diff=empty, comparable=False)
     both_ok = gold.ok and pred.ok
     gold_rows, pred_rows = _canonical_rows(gold.rows), _canonical_rows(pred.rows)
     gold_set, pred_set = row_set(gold), row_set(pred)
@@ -219,7 +228,8 @@ def classify(gold: SqlResult, pred: SqlResult | None, comparison: Comparison | N
     no_sql (no prediction or empty SQL), wrong_database (the SQL was written for
     another database: a retrieval failure), the prediction's own execution error
     (syntax_error, unknown_table_or_column, refused, timeout, execution_error),
-    correct (set_equal), empty_result (no rows where gold has some), wrong_result.
+    not_comparable (a result over the row cap), correct (set_equal), empty_result (no
+    rows where gold has some), wrong_result.
     `comparison` is computed when not given. If the gold SQL itself failed nothing can
     be judged: the answer is execution_error and a warning is logged.
     """
@@ -235,6 +245,8 @@ def classify(gold: SqlResult, pred: SqlResult | None, comparison: Comparison | N
         return "execution_error"
     if comparison is None:
         comparison = compare_results(gold, pred)
+    if not comparison.comparable:
+        return "not_comparable"
     if comparison.set_equal:
         return "correct"
     if not pred.rows and gold.rows:

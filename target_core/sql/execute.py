@@ -32,7 +32,22 @@ from target_core.errors import ConfigError, TargetError
 from target_core.sql.structure import DIALECT
 
 DEFAULT_TIMEOUT_S = 5.0
+"""For the benchmark builder's sampling, which runs many short probes."""
 DEFAULT_ROW_CAP = 10_000
+
+EVAL_TIMEOUT_S = 30.0
+"""Scoring a run: BIRD's evaluation script allows 30 s per query (`meta_time_out`)."""
+EVAL_ROW_CAP = 1_000_000
+"""Scoring a run: results are compared whole up to this many rows; a larger result is
+marked not comparable, never compared by its prefix (BIRD's tables average 52k rows)."""
+
+
+@dataclass(frozen=True)
+class SqlLimits:
+    """How long one query may run and how many rows a result may hold."""
+
+    timeout_s: float = EVAL_TIMEOUT_S
+    row_cap: int = EVAL_ROW_CAP
 _PROGRESS_STEPS = 1_000  # SQLite VM instructions between two deadline checks
 
 # SQLite error text -> error class, first match wins. "refused" covers the authorizer,

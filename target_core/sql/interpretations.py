@@ -36,7 +36,7 @@ from typing import Any
 
 from target_core.errors import DatasetError
 from target_core.sql.compare import row_set
-from target_core.sql.execute import SqlResult, execute
+from target_core.sql.execute import SqlLimits, SqlResult, execute
 from target_core.types import Dataset, Query
 
 __all__ = ["ALTERNATIVE_KINDS", "GOLD", "LEVELS", "RELATIONS", "ExpandedTruth",
@@ -213,8 +213,9 @@ class ExpandedTruth:
     """A dataset's readings and their results, each (database, SQL) executed once;
     thread-safe. Used by the run's evaluation and by `benchgen evaluate`."""
 
-    def __init__(self, dataset: Dataset) -> None:
+    def __init__(self, dataset: Dataset, limits: SqlLimits | None = None) -> None:
         self.dataset = dataset
+        self.limits = limits or SqlLimits()
         self._lock = threading.Lock()
         self._results: dict[tuple[str, str], SqlResult] = {}
 
@@ -224,7 +225,8 @@ class ExpandedTruth:
         with self._lock:
             cached = self._results.get(key)
         if cached is None:
-            cached = execute(self.dataset.databases[database_id], sql)
+            cached = execute(self.dataset.databases[database_id], sql,
+                             timeout_s=self.limits.timeout_s, row_cap=self.limits.row_cap)
             with self._lock:
                 cached = self._results.setdefault(key, cached)
         return cached

@@ -32,7 +32,16 @@ ERROR_CLASS_HELP: dict[str, str] = {
     "no_sql": "the generator wrote no SQL",
     "execution_error": "the query failed for another reason (see the message)",
     "generation_failed": "the call to the generator failed (see the error)",
+    "not_comparable": "a result has more rows than the row cap (TARGET_SQL_ROW_CAP): it "
+                      "is not compared by its first rows, so the query counts as wrong",
 }
+
+COMPARISON_RULE = ("How results are compared: as sets of rows (order and duplicates "
+                   "ignored, as BIRD and TARGET), floats rounded to 6 decimals, 1 equal to "
+                   "1.0, strings and blobs exact, NULL equal to NULL, column names never "
+                   "compared; each query runs read-only within TARGET_SQL_TIMEOUT seconds "
+                   "and results are compared whole up to TARGET_SQL_ROW_CAP rows.")
+"""Shown beside every SQL diff: the normalisations execution accuracy applies."""
 
 
 @dataclass(frozen=True)
