@@ -8,8 +8,11 @@ from collections.abc import Sequence
 import streamlit as st
 
 from pages._ui import resources, shell
+from target_core.analysis.paper import PAPER_DATASETS
 from target_core.analysis.significance import VsBest
+from target_core.engine.reproduce import reproduce, stored_reproduction
 from target_core.engine.store import RunRecord
+from target_core.errors import TargetError
 from target_core.views.overview import (
     complete_runs,
     curves_view,
@@ -20,6 +23,7 @@ from target_core.views.overview import (
     select_runs,
     significance_of,
 )
+from target_core.views.reproduce import corpus_note, default_paper, reproduction_frame
 
 
 @st.cache_data(show_spinner="Testing against the best runs…", max_entries=16)
@@ -33,8 +37,71 @@ def vs_best(runs: Sequence[RunRecord]) -> dict[str, VsBest]:
 
 
 shell.frame()
+NO_GENERATOR = "none (retrieval only)"
+
+
+def reproduction() -> None:
+    """TARGET's Table 2 baselines on one of our datasets, beside the paper's figures."""
+    cols = st.columns(4)
+    name = cols[0].selectbox("Dataset", resources.dataset_names(), key="repro-dataset")
+    try:
+        dataset = resources.load_by_name(name)
+    except TargetError as exc:
+        st.error(str(exc))
+        return
+    papers = list(PAPER_DATASETS)
+    paper = cols[1].selectbox("Compared with the paper's", papers,
+                              index=papers.index(default_paper(dataset.task)),
+                              key=f"repro-paper-{name}")
+    chosen = cols[2].selectbox("Generator", [NO_GENERATOR, "heuristic", "openai"],
+                               key="repro-generator", accept_new_options=True,
+                               help="Answers every query too: the downstream columns and "
+                               "the No context row. heuristic is the offline baseline.")
+    limit = int(cols[3].number_input("Queries (0 = all)", 0, len(dataset.queries), 0,
+                                     key="repro-limit"))
+    generator = None if chosen == NO_GENERATOR else chosen
+    options = {"generator": generator, "limit": limit or None}
+    done, missing = stored_reproduction(store, dataset, **options)
+    if missing and st.button(f"Run the {len(missing)} missing baseline(s)", type="primary",
+                             key="repro-run"):
+        outer, inner = st.progress(0.0, text="starting"), st.progress(0.0, text="")
+        try:
+            reproduce(resources.settings(), dataset.name, **options,
+                      on_method=lambda i, n, m: outer.progress(i / n, text=f"{i + 1}/{n}: {m}"),
+                      progress=lambda d, t, w: inner.progress(min(1.0, d / t) if t else 1.0,
+                                                              text=f"{w} {d:,}/{t:,}"))
+        except TargetError as exc:
+            st.error(str(exc))
+            return
+        st.rerun()
+    if missing:
+        st.caption("Not run yet: " + ", ".join(b.method for b in missing))
+    st.caption(corpus_note(dataset.name, len(dataset.tables), limit or len(dataset.queries),
+                           paper))
+    if not done:
+        st.info("None of the paper's baselines has run on this dataset with these settings.")
+        return
+    st.dataframe(reproduction_frame(done, paper), hide_index=True, width="stretch",
+                 column_config={
+                     **{c: st.column_config.NumberColumn(format="%.3f")
+                        for c in ("ours R", "paper R", "Δ R", "Δ answers")},
+                     **{c: st.column_config.NumberColumn(format="%.2f")
+                        for c in ("ours ms", "paper ms")},
+                     "note": st.column_config.TextColumn(width="large"),
+                     "open": st.column_config.LinkColumn("open", display_text="queries")})
+    st.caption("R: TARGET's Table 2 recall (R@10; database-level R@1 for text-to-SQL); ms: "
+               "mean retrieval time per query (the paper's seconds × 1000); answers: "
+               "sacreBLEU, P/R/F1 or EX (Δ on SB, F1 or EX). The paper's figures are typed "
+               "in from its Table 2; its Figure 2 prints no numbers, so it is not compared.")
+
+
 st.title("Overview")
 store = resources.store()
+mode = st.radio("Show", ["Leaderboard", "Reproduce TARGET's Table 2"], horizontal=True,
+                key="overview-mode", label_visibility="collapsed")
+if mode != "Leaderboard":
+    reproduction()
+    st.stop()
 runs = complete_runs(store)
 if not runs:
     st.info("No complete runs yet. Launch some on the Run page, or with "

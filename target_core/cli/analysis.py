@@ -231,6 +231,40 @@ def cmd_attribution(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from target_core.datasets import load_dataset
+    from target_core.engine.reproduce import reproduce
+    from target_core.views.reproduce import corpus_note, paper_dataset, reproduction_frame
+
+    settings = load_settings(args.workspace)
+    paper_dataset(args.paper)  # an unknown name fails before any run
+    data = load_dataset(args.dataset, settings)
+    bar = ProgressBar(args.progress or sys.stderr.isatty())
+    done = reproduce(settings, args.dataset, generator=args.generator,
+                     embedder=args.embedder, summarizer=args.summarizer, limit=args.limit,
+                     seed=args.seed, progress=bar,
+                     on_method=lambda i, n, m: print(f"[{i + 1}/{n}] {m}", file=sys.stderr)
+                     if bar.enabled else None)
+    frame = reproduction_frame(done, args.paper)
+    note = corpus_note(data.name, len(data.tables),
+                       args.limit or len(data.queries), args.paper)
+    if args.json:
+        rows = frame.drop(columns=["open"]).astype(object).where(frame.notna(), None)
+        print(json.dumps({"paper": args.paper, "dataset": data.name, "note": note,
+                          "rows": rows.to_dict(orient="records")}, indent=2,
+                         ensure_ascii=False))
+        return 0
+    print(note)
+    text = [{c: ("" if (v := row[c]) is None or v is pd.NA else
+                 f"{v:+.3f}" if c.startswith("Δ") and isinstance(v, float) else
+                 f"{v:.3f}" if isinstance(v, float) else v)
+             for c in frame.columns if c != "open"} for row in frame.to_dict("records")]
+    print(format_rows(text, [c for c in frame.columns if c != "open"]))
+    return 0
+
+
 ANALYSIS_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     "compare": ("paired comparison of runs on one dataset: win/tie/loss, p-values, CIs, "
                 "flipped queries", cmd_compare),
@@ -241,6 +275,8 @@ ANALYSIS_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = 
     "attribution": ("for a run with a generator: gold retrieved × answer right, retrieval- "
                     "vs generation-caused errors (oracle run), quality by gold rank",
                     cmd_attribution),
+    "reproduce": ("run TARGET's Table 2 baselines on a dataset in the paper's settings and "
+                  "show each figure beside the paper's", cmd_reproduce),
 }
 
 
@@ -273,6 +309,21 @@ def analysis_arguments(name: str, command: argparse.ArgumentParser) -> None:
                              "most 10)")
         command.add_argument("--definitions", action="store_true",
                              help="print each category's definition")
+    elif name == "reproduce":
+        command.add_argument("--dataset", required=True, help="dataset name or folder path")
+        command.add_argument("--paper", required=True,
+                             help="the paper's dataset to compare with: OTTQA, FeTaQA, "
+                                  "TabFact, Spider or BIRD")
+        command.add_argument("--generator", help="answer every query too (heuristic, "
+                             "openai[:MODEL], ...): the downstream columns and No context")
+        command.add_argument("--embedder", default="minilm", help="for the embedding and "
+                             "LlamaIndex rows (the paper's: openai, text-embedding-3-small)")
+        command.add_argument("--summarizer", default="heuristic",
+                             help="generator of LlamaIndex's table summaries")
+        command.add_argument("--limit", type=int, help="a seeded sample of N queries")
+        command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
+        command.add_argument("--progress", action="store_true",
+                             help="draw progress even when stderr is not a terminal")
     elif name == "attribution":
         command.add_argument("run_id", help="a run with a generator and retrieved context")
         command.add_argument("--oracle", metavar="RUN_ID", help="the oracle-context run of "

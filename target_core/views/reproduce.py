@@ -1,0 +1,96 @@
+"""TARGET's Table 2 reproduced: our run of each baseline beside the paper's figure for a
+paper dataset, with the difference and a note where the settings differ. Shared by the
+Overview's reproduction mode and `reproduce`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from target_core.analysis.paper import PAPER_DATASETS, PAPER_TABLE2, PaperDataset
+from target_core.engine.reproduce import Baseline
+from target_core.engine.store import RunRecord
+from target_core.errors import UnknownNameError
+from target_core.metrics.tasks import table2_recall_columns, task_rules
+from target_core.views.links import run_queries_link
+
+__all__ = ["PAPER_DEFAULT", "REPRODUCTION_COLUMNS", "corpus_note", "default_paper",
+           "paper_dataset", "reproduction_frame"]
+
+REPRODUCTION_COLUMNS = ["method", "ours R", "paper R", "Δ R", "ours ms", "paper ms",
+                        "ours answers", "paper answers", "Δ answers", "note", "run", "open"]
+
+
+def paper_dataset(name: str) -> PaperDataset:
+    """A dataset of the paper's Table 2 by name; unknown names suggest the closest."""
+    if name not in PAPER_DATASETS:
+        raise UnknownNameError("paper dataset", name, PAPER_DATASETS)
+    return PAPER_DATASETS[name]
+
+
+def _answers(run: RunRecord) -> tuple[str, float | None]:
+    """Our downstream figure as Table 2 prints it, and the number to subtract."""
+    names = [metric for _, metric in task_rules(run.task).table2_answers]
+    values = [run.metrics.get(m) for m in names]
+    if run.config.generation is None or any(v is None for v in values):
+        return "", None
+    if run.task == "qa":  # the paper's SB is sacreBLEU on the 0-100 scale, as ours
+        return f"{values[0]:.3f}", values[0]
+    if len(values) == 3:  # fact: P/R/F1, compared on F1
+        return "/".join(f"{v:.2f}" for v in values if v is not None), values[2]
+    return f"{values[0]:.3f}", values[0]
+
+
+def reproduction_frame(done: Sequence[tuple[Baseline, RunRecord]], paper: str
+                       ) -> pd.DataFrame:
+    """One row per baseline run: our recall (Table 2's: R@10, or database-level R@1 for
+    text-to-SQL), time and answers beside the paper's on `paper`, and the differences.
+    Times are in milliseconds on both sides (the paper's seconds × 1000)."""
+    target = paper_dataset(paper)
+    rows = []
+    for baseline, run in done:
+        cell = PAPER_TABLE2[baseline.method][target.name]
+        _, metric = table2_recall_columns(run.task, run.config.top_k)[0]
+        recall = None if baseline.needs_generator else run.metrics.get(metric)
+        ms = None if baseline.needs_generator else run.metrics.get("retrieval_ms_mean")
+        ours_text, ours_value = _answers(run)
+        paper_value = None if cell.downstream is None else cell.downstream[-1]
+        paper_text = ("" if cell.downstream is None else
+                      "/".join(f"{v:g}" for v in cell.downstream))
+        notes = [n for n in (baseline.note, _task_note(run.task, target)) if n]
+        rows.append({
+            "method": baseline.method, "ours R": recall, "paper R": cell.recall,
+            "Δ R": None if recall is None or cell.recall is None else recall - cell.recall,
+            "ours ms": ms, "paper ms": None if cell.seconds is None else cell.seconds * 1000,
+            "ours answers": ours_text, "paper answers": paper_text,
+            "Δ answers": None if ours_value is None or paper_value is None
+            else ours_value - paper_value,
+            "note": "; ".join(notes), "run": run.run_id,
+            "open": run_queries_link(run.run_id)})
+    frame = pd.DataFrame(rows, columns=REPRODUCTION_COLUMNS)
+    for column in ("ours R", "paper R", "Δ R", "ours ms", "paper ms", "Δ answers"):
+        frame[column] = frame[column].astype("Float64")
+    return frame
+
+
+def _task_note(task: str, target: PaperDataset) -> str:
+    if task != target.task:
+        return f"our dataset's task is {task}, {target.name}'s is {target.task}"
+    return ""
+
+
+def corpus_note(name: str, n_tables: int, n_queries: int, paper: str) -> str:
+    """Both corpora in one line: the paper's figures come from another corpus size."""
+    target = paper_dataset(paper)
+    return (f"Paper: {target.name} ({target.split} split), {target.corpus}, "
+            f"{target.queries} queries. Ours: {name}, {n_tables:,} tables, "
+            f"{n_queries:,} queries. k = 10; text-to-SQL's R@1 is database-level.")
+
+
+PAPER_DEFAULT = {"qa": "FeTaQA", "fact": "TabFact", "sql": "Spider", "retrieval": "FeTaQA"}
+"""The paper dataset a dataset of each task is compared with unless chosen."""
+
+
+def default_paper(task: str) -> str:
+    return PAPER_DEFAULT.get(task, "FeTaQA")

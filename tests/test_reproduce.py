@@ -1,0 +1,113 @@
+"""TARGET's Table 2 reproduced: the paper's figures as typed in equal the seed's table,
+the baselines run in the paper's settings, and each of our figures stands beside the
+paper's with the difference (CLI and the Overview's reproduction mode)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from target_core.analysis.paper import PAPER_DATASETS, PAPER_METHODS, PAPER_TABLE2
+from target_core.cli import main
+from target_core.config import load_settings
+from target_core.engine.reproduce import OTTQA_VIEW, reproduce, reproduction_configs
+from target_core.errors import UnknownNameError
+from target_core.views.reproduce import paper_dataset, reproduction_frame
+
+SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_70fa2b7d70bff6b1.txt"
+
+
+def _seed_rows() -> dict[str, list[str]]:
+    """Table 2's rows as printed in seed 000, tab-separated, "w/o table title" and
+    "header only" rows named after the method above them."""
+    lines = SEED.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Method\t"))
+    rows, last = {}, ""
+    for line in lines[start + 3:]:  # two header lines below `Method`
+        if not line.strip():
+            break
+        cells = line.split("\t")
+        name = re.sub(r"</?i>", "", cells[0]).strip()
+        if name in ("w/o table title", "header only"):
+            name = f"{last} {name}"
+        else:
+            last = name
+        rows[name] = [re.sub(r"</?u>|\*", "", c).strip() for c in cells[1:]]
+    return rows
+
+
+@pytest.mark.skipif(not SEED.exists(), reason="the seed papers are not beside the repo")
+def test_typed_in_figures_equal_the_seed_table() -> None:
+    rows = _seed_rows()
+    assert list(rows) == list(PAPER_METHODS)
+    for method, cells in rows.items():
+        for i, dataset in enumerate(("OTTQA", "FeTaQA", "TabFact", "Spider", "BIRD")):
+            recall, seconds, answers = cells[3 * i:3 * i + 3]
+            cell = PAPER_TABLE2[method][dataset]
+            assert cell.recall == (None if recall == "-" else float(recall)), (method, dataset)
+            assert cell.seconds == (None if seconds == "-" else float(seconds))
+            assert cell.downstream == tuple(float(v) for v in answers.split("/"))
+
+
+def test_paper_datasets_and_unknown_names() -> None:
+    assert set(PAPER_DATASETS) == {"OTTQA", "FeTaQA", "TabFact", "Spider", "BIRD"}
+    with pytest.raises(UnknownNameError, match="did you mean 'Spider'"):
+        paper_dataset("spider")
+
+
+def test_configs_follow_the_papers_settings() -> None:
+    configs = dict((b.method, c) for b, c in reproduction_configs("demo-qa"))
+    assert "No context" not in configs  # measures a generator alone
+    assert all(c.top_k == 10 for c in configs.values())
+    assert configs["OTT-QA BM25"].view == OTTQA_VIEW
+    assert configs["OTT-QA BM25 w/o table title"].view.label == "csv, no title, header only"
+    assert configs["OpenAI embedding"].view.rows == 100
+    assert configs["OpenAI embedding header only"].view.rows == 0
+    with_generator = dict((b.method, c) for b, c in reproduction_configs("demo-qa",
+                                                                         generator="heuristic"))
+    assert with_generator["No context"].retriever == "no-context"
+
+
+def test_frame_sets_ours_beside_the_papers(tmp_path: Path) -> None:
+    done = reproduce(load_settings(tmp_path), "demo-sql", generator="heuristic", limit=30)
+    frame = reproduction_frame(done, "Spider").set_index("method")
+    runs = {b.method: r for b, r in done}
+    bm25 = runs["OTT-QA BM25"]
+    assert frame.loc["OTT-QA BM25", "ours R"] == bm25.metrics["db_hit@1"]  # database level
+    assert frame.loc["OTT-QA BM25", "paper R"] == 0.635
+    assert frame.loc["OTT-QA BM25", "Δ R"] == pytest.approx(bm25.metrics["db_hit@1"] - 0.635)
+    assert frame.loc["OTT-QA BM25", "paper ms"] == pytest.approx(1.0)
+    assert frame.loc["OTT-QA BM25", "Δ answers"] == pytest.approx(
+        bm25.metrics["execution_accuracy"] - 0.385)
+    assert "minilm" in frame.loc["OpenAI embedding", "note"]
+    assert frame.loc["No context", "paper answers"] == "0"
+    assert frame["ours R"].isna()["No context"]
+
+
+def test_cli_reproduce_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reproduce", "--dataset", "demo-qa", "--paper", "FeTaQA", "--limit", "20",
+                 "--workspace", str(tmp_path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["paper"] == "FeTaQA" and "2K tables" in data["note"]
+    assert [r["method"] for r in data["rows"]] == list(PAPER_METHODS[1:])
+    assert all(r["paper R"] == PAPER_TABLE2[r["method"]]["FeTaQA"].recall
+               for r in data["rows"])
+    assert main(["reproduce", "--dataset", "demo-qa", "--paper", "WikiSQL",
+                 "--workspace", str(tmp_path)]) != 0
+    assert "unknown paper dataset 'WikiSQL'" in capsys.readouterr().err
+
+
+def test_overview_reproduction_mode(app, tmp_path: Path) -> None:
+    at = app("pages/overview.py")
+    at.radio(key="overview-mode").set_value("Reproduce TARGET's Table 2").run()
+    at.selectbox(key="repro-dataset").set_value("demo-fact").run()
+    at.number_input(key="repro-limit").set_value(20).run()
+    assert at.selectbox(key="repro-paper-demo-fact").value == "TabFact"
+    at.button(key="repro-run").click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert len(table) == len(PAPER_METHODS) - 1 and "paper R" in table.columns
+    assert any("1.7K tables" in c.value for c in at.caption)
