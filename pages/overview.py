@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from pages._ui import resources, shell
+from pages._ui import resources, shell, url
 from target_core.analysis.paper import PAPER_DATASETS
 from target_core.analysis.significance import VsBest
 from target_core.engine.reproduce import reproduce, stored_reproduction
@@ -97,9 +97,11 @@ def reproduction() -> None:
 
 st.title("Overview")
 store = resources.store()
-mode = st.radio("Show", ["Leaderboard", "Reproduce TARGET's Table 2"], horizontal=True,
-                key="overview-mode", label_visibility="collapsed")
-if mode != "Leaderboard":
+MODES = {"leaderboard": "Leaderboard", "reproduce": "Reproduce TARGET's Table 2"}
+mode = url.url_selectbox("Show", list(MODES), param="mode", key="overview-mode",
+                         widget="radio", horizontal=True, format_func=MODES.get,
+                         label_visibility="collapsed")
+if mode == "reproduce":
     reproduction()
     st.stop()
 runs = complete_runs(store)

@@ -101,8 +101,8 @@ def test_cli_reproduce_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_overview_reproduction_mode(app, tmp_path: Path) -> None:
-    at = app("pages/overview.py")
-    at.radio(key="overview-mode").set_value("Reproduce TARGET's Table 2").run()
+    at = app("pages/overview.py", mode="reproduce")
+    assert at.radio(key="overview-mode").value == "reproduce"
     at.selectbox(key="repro-dataset").set_value("demo-fact").run()
     at.number_input(key="repro-limit").set_value(20).run()
     assert at.selectbox(key="repro-paper-demo-fact").value == "TabFact"

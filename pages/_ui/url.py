@@ -55,8 +55,10 @@ def echo(values: Mapping[str, str | None], *, key: str) -> None:
 
 
 def url_selectbox(label: str, options: list, *, param: str, key: str,
-                  where: object = None, default: object = None, **kwargs: object) -> object:
-    """A selectbox kept in the URL as ?param=VALUE.
+                  where: object = None, default: object = None, widget: str = "selectbox",
+                  **kwargs: object) -> object:
+    """A selectbox (or another single-choice `widget`, e.g. "radio") kept in the URL as
+    ?param=VALUE.
 
     The URL wins on a session's first visit and whenever it changed since this widget
     last wrote it (a link, the back button); otherwise the widget keeps its own state.
@@ -70,7 +72,7 @@ def url_selectbox(label: str, options: list, *, param: str, key: str,
             or st.session_state.get(key) not in options:
         fallback = default if default in options else options[0]
         st.session_state[key] = by_text.get(url, fallback) if url is not None else fallback
-    value = (where or st).selectbox(label, options, key=key, **kwargs)
+    value = getattr(where or st, widget)(label, options, key=key, **kwargs)
     write(**{param: str(value)})
     st.session_state[echoed] = str(value)
     return value
