@@ -96,6 +96,7 @@ class Evaluator:
     def _evaluate_sql(self, query: Query, generation: Generation, context: Context
                       ) -> dict[str, Any]:
         from target_core.sql import classify, compare_results, exact_set_match, execute
+        from target_core.sql.schema import read_schema
 
         gold_sql = query.sql or str(query.answer)
         gold = self.truth.gold(query)
@@ -120,7 +121,9 @@ class Evaluator:
             "execution_match": bool(comparison and comparison.set_equal),
             "execution_match_strict": bool(comparison and comparison.strict_equal),
             "alt_interpretation": interpretation.alternative,
-            "exact_set_match": written and exact_set_match(gold_sql, generation.answer),
+            "exact_set_match": written and exact_set_match(
+                gold_sql, generation.answer,
+                schema=read_schema(self.dataset.databases[query.database_id])),
         }
         record = {"database_id": chosen, "gold_database_id": query.database_id,
                   "error_class": error_class, "flags": flags,

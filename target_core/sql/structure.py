@@ -132,8 +132,9 @@ def spider_hardness(sql: str) -> str:
     negated conditions (NOT IN, NOT LIKE...), and for HAVING negated conditions plus
     each AND/OR connective, because Spider tests the first field of a condition tuple.
     A trailing ORDER BY/LIMIT after a set operation belongs to the last branch in
-    Spider's parse, so it does not count either. Conditions inside parentheses are
-    flattened (Spider's parser cannot read them at all).
+    Spider's parse, so it does not count either. Conditions are read as Spider reads
+    them (`spider_conditions`: parentheses flattened, the OR-joined conditions after a
+    column value not read).
     """
     counts = hardness_counts(sql)
     c1, c2, others = counts.component1, counts.component2, counts.others
@@ -166,14 +167,15 @@ def hardness_counts(sql: str) -> HardnessCounts:
     on_connectives: list[str] = []
     joins = node.args.get("joins") or []
     for join in joins:
-        if join.args.get("on") is not None:
-            units, connectives = _flatten(join.args["on"])
+        on = join.args.get("on")
+        if on is not None and not (isinstance(on, exp.Boolean) and on.this is True):
+            units, connectives, _ = spider_conditions(on)
             if on_units:
                 on_connectives.append("and")  # Spider joins ON clauses with 'and'
             on_units += units
             on_connectives += connectives
-    where_units, where_connectives = _flatten(_clause(node, "where"))
-    having_units, having_connectives = _flatten(_clause(node, "having"))
+    where_units, where_connectives, _ = spider_conditions(_clause(node, "where"))
+    having_units, having_connectives, _ = spider_conditions(_clause(node, "having"))
     group = node.args.get("group")
     group_items = list(group.expressions) if group else []
     order = node.args.get("order")
@@ -206,18 +208,56 @@ def _clause(node: exp.Select, name: str) -> exp.Expr | None:
     return clause.this if clause is not None else None
 
 
-def _flatten(condition: exp.Expr | None) -> tuple[list[exp.Expr], list[str]]:
-    """A boolean tree as Spider's flat list: condition units and their 'and'/'or'."""
+def spider_conditions(condition: exp.Expr | None
+                      ) -> tuple[list[exp.Expr], list[str], list[exp.Expr]]:
+    """A boolean tree as Spider's parser reads it: (condition units, their 'and'/'or'
+    connectors, the units it does not read).
+
+    Units come in written order, through parentheses (Spider cannot read those at all).
+    Spider's value reader takes a column value (`a = b`, `a > b + 1`) as the tokens up
+    to the next AND, comma, closing parenthesis or clause keyword, so the OR-joined
+    conditions after it are swallowed: `a = b OR c > 1 AND d = 2` reads as `a = b AND
+    d = 2`. Those swallowed units are the third list.
+    """
+    units: list[exp.Expr] = []
+    connectors: list[str] = []
+    swallowed: list[exp.Expr] = []
+    reading_on = False
+    for connector, unit in _written(condition, None):
+        if reading_on and connector == "or":
+            swallowed.append(unit)
+            continue
+        if units:
+            connectors.append(connector or "and")
+        units.append(unit)
+        reading_on = _value_is_column(unit)
+    return units, connectors, swallowed
+
+
+def _written(condition: exp.Expr | None, connector: str | None
+             ) -> list[tuple[str | None, exp.Expr]]:
+    """(connector before it, unit) pairs in written order."""
     if condition is None:
-        return [], []
+        return []
     if isinstance(condition, exp.Paren):
-        return _flatten(condition.this)
+        return _written(condition.this, connector)
     if isinstance(condition, (exp.And, exp.Or)):
-        left_units, left_ops = _flatten(condition.this)
-        right_units, right_ops = _flatten(condition.expression)
         op = "and" if isinstance(condition, exp.And) else "or"
-        return left_units + right_units, left_ops + [op] + right_ops
-    return [condition], []
+        return _written(condition.this, connector) + _written(condition.expression, op)
+    return [(connector, condition)]
+
+
+def _value_is_column(unit: exp.Expr) -> bool:
+    """Whether a condition's (last) value is a column, which Spider reads on past."""
+    if isinstance(unit, exp.Not):
+        unit = unit.this
+    if isinstance(unit, exp.In):
+        return False
+    value = unit.args.get("high" if isinstance(unit, exp.Between) else "expression")
+    while isinstance(value, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
+        value = value.this
+    return (isinstance(value, exp.Column) and isinstance(value.this, exp.Identifier)
+            and not (value.this.quoted and not value.table))  # "x" is a string to Spider
 
 
 def _is_negated(unit: exp.Expr) -> bool:
