@@ -43,16 +43,17 @@ NO_GENERATOR = "none (retrieval only)"
 def reproduction() -> None:
     """TARGET's Table 2 baselines on one of our datasets, beside the paper's figures."""
     cols = st.columns(4)
-    name = cols[0].selectbox("Dataset", resources.dataset_names(), key="repro-dataset")
+    name = url.url_selectbox("Dataset", resources.dataset_names(), param="dataset",
+                             key="repro-dataset", where=cols[0])
     try:
         dataset = resources.load_by_name(name)
     except TargetError as exc:
         st.error(str(exc))
         return
     papers = list(PAPER_DATASETS)
-    paper = cols[1].selectbox("Compared with the paper's", papers,
-                              index=papers.index(default_paper(dataset.task)),
-                              key=f"repro-paper-{name}")
+    paper = url.url_selectbox("Compared with the paper's", papers, param="paper",
+                              key=f"repro-paper-{name}", where=cols[1],
+                              default=default_paper(dataset.task))
     chosen = cols[2].selectbox("Generator", [NO_GENERATOR, "heuristic", "openai"],
                                key="repro-generator", accept_new_options=True,
                                help="Answers every query too: the downstream columns and "
