@@ -21,8 +21,9 @@ BUILDERS = ("demo_wiki", "demo_sql")
 def load_builder(name: str) -> ModuleType:
     """Import scripts/<name> by name, a module or a package alike, with scripts/ on sys.path
     (scripts/ itself is not a package)."""
-    if str(SCRIPTS) not in sys.path:
-        sys.path.insert(0, str(SCRIPTS))
+    for path in (SCRIPTS, SCRIPTS.parent):  # the builders, and target_core for SQL rules
+        if str(path) not in sys.path:
+            sys.path.insert(0, str(path))
     return importlib.import_module(name)
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from target_core.sql.structure import spider_hardness
+
 from .values import Row, Rows
 
 DEEP_ROW = 20
@@ -225,11 +227,13 @@ def make_queries(c: Ctx, templates: Sequence[tuple[Template, int]],
 
 
 def query_record(database_id: str, spec: Spec, repeated: dict[str, list[str]]) -> Row:
-    """The queries.jsonl record: TARGET's fields first, then this dataset's metadata."""
+    """The queries.jsonl record: TARGET's fields first, then this dataset's metadata.
+    `difficulty` is Spider's hardness of the gold SQL (Spider's official rules, as
+    target_core.sql.structure computes them), so it reads as Spider's levels."""
     tables = tables_read(spec.sql)
     record: Row = {"query_id": "", "query": spec.question, "answer": spec.sql,
                    "table_id": tables, "database_id": database_id, "sql": spec.sql,
-                   "difficulty": spec.difficulty, "failure_mode": spec.mode}
+                   "difficulty": spider_hardness(spec.sql), "failure_mode": spec.mode}
     if spec.mode == SIB:
         name = next(t for t in tables if t in repeated)
         record["siblings"] = [d for d in repeated[name] if d != database_id]
