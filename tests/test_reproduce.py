@@ -111,3 +111,4 @@ def test_overview_reproduction_mode(app, tmp_path: Path) -> None:
     table = at.dataframe[0].value
     assert len(table) == len(PAPER_METHODS) - 1 and "paper R" in table.columns
     assert any("1.7K tables" in c.value for c in at.caption)
+    assert len(at.get("plotly_chart")) == 1  # Figure 2 on our data

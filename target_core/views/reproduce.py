@@ -7,16 +7,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
+import plotly.graph_objects as go
 
+from target_core.analysis.leaderboard import recall_curves
 from target_core.analysis.paper import PAPER_DATASETS, PAPER_TABLE2, PaperDataset
 from target_core.engine.reproduce import Baseline
-from target_core.engine.store import RunRecord
+from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError
 from target_core.metrics.tasks import table2_recall_columns, task_rules
 from target_core.views.links import run_queries_link
+from target_core.views.plots import recall_at_k_curves
 
 __all__ = ["PAPER_DEFAULT", "REPRODUCTION_COLUMNS", "corpus_note", "default_paper",
-           "paper_dataset", "reproduction_frame"]
+           "paper_dataset", "reproduction_curves", "reproduction_frame"]
 
 REPRODUCTION_COLUMNS = ["method", "ours R", "paper R", "Δ R", "ours ms", "paper ms",
                         "ours answers", "paper answers", "Δ answers", "note", "run", "open"]
@@ -94,3 +97,14 @@ PAPER_DEFAULT = {"qa": "FeTaQA", "fact": "TabFact", "sql": "Spider", "retrieval"
 
 def default_paper(task: str) -> str:
     return PAPER_DEFAULT.get(task, "FeTaQA")
+
+
+def reproduction_curves(store: RunStore, done: Sequence[tuple[Baseline, RunRecord]]
+                        ) -> go.Figure:
+    """Recall@k for k = 1..10 of each baseline run (the paper's Figure 2, on our data;
+    the paper prints its curve without numbers, so only ours is drawn)."""
+    runs = [run for baseline, run in done if not baseline.needs_generator]
+    methods = {run.run_id: baseline.method for baseline, run in done}
+    curves = recall_curves(store, runs)
+    curves["label"] = curves["run_id"].map(methods)
+    return recall_at_k_curves(curves)
