@@ -90,7 +90,9 @@ def reproduction() -> None:
     st.dataframe(reproduction_frame(done, paper), hide_index=True, width="stretch",
                  column_config={
                      **{c: st.column_config.NumberColumn(format="%.3f")
-                        for c in ("ours R", "paper R", "Δ R", "Δ answers")},
+                        for c in ("ours R", "paper R")},
+                     **{c: st.column_config.NumberColumn(format="%+.3f")
+                        for c in ("Δ R", "Δ answers")},
                      **{c: st.column_config.NumberColumn(format="%.2f")
                         for c in ("ours ms", "paper ms")},
                      "note": st.column_config.TextColumn(width="large"),
