@@ -6,6 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
+ADDRESS ?= 127.0.0.1
 
 .PHONY: install run test lint typecheck browser-deps demo-data lock clean
 
@@ -20,7 +21,7 @@ $(STAMP): requirements.txt requirements-test.txt requirements-nodeps.txt constra
 install: $(STAMP)
 
 run: install
-	$(BIN)/streamlit run app.py --server.port $(PORT)
+	$(BIN)/streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -21,3 +21,16 @@ def test_minilm_weights_are_installed_and_official() -> None:
 def test_torch_is_not_installed() -> None:
     assert importlib.util.find_spec("torch") is None
     assert importlib.util.find_spec("sentence_transformers") is None
+
+
+def test_the_dashboard_serves_this_machine_only_and_watches_nothing() -> None:
+    """Anyone who reaches the server can launch runs with the user's key: serve on
+    127.0.0.1 unless asked; no file watcher following the workspace runs write to."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    config = tomllib.loads((root / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["address"] == "127.0.0.1"
+    assert config["server"]["fileWatcherType"] == "none"
+    makefile = (root / "Makefile").read_text()
+    assert "ADDRESS ?= 127.0.0.1" in makefile and "--server.address $(ADDRESS)" in makefile
