@@ -150,3 +150,14 @@ def test_text_to_sql_is_tested_on_the_database_level_hit(tmp_path: Path) -> None
     tested = significant_vs_best(store, store.list_runs())
     assert {t.metric for t in tested.values()} == {"db_hit@1"}
     assert {t.test for t in tested.values()} == {"", "mcnemar"}  # 0/1 per query
+
+
+def test_shading_matches_words_and_whole_numbers_only() -> None:
+    """Regression: "GPA above 3.4" shaded every cell containing the digit 3 or 4."""
+    terms = query_terms("How many students have a GPA above 3.4 in room B?")
+    assert terms == {"students", "gpa", "above", "3.4", "room"}  # no "b", no "3", no "4"
+    table = Table("u", "students", ("name", "gpa", "room"),
+                  (("Ann", 3.35, "B 3"), ("Bo", 3.4, "C4"), ("Cy", 3.40, 4), ("Di", 34, "room 3")))
+    header, cells = term_cells(table, terms)
+    assert header == {1, 2}
+    assert cells == {(1, 1), (2, 1), (3, 2)}  # 3.4 and 3.40; "room 3" has the word room

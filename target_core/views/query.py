@@ -15,7 +15,7 @@ import pandas as pd
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.metrics.tasks import answer_right, task_rules
 from target_core.serialize import cell_text
-from target_core.textproc import tokenize
+from target_core.textproc import match_tokens
 from target_core.types import Query, Table, TableLookup, table_ref
 from target_core.views.datasets import table_frame
 
@@ -37,7 +37,8 @@ class QueryOutcomeView:
 
 
 def query_terms(text: str) -> set[str]:
-    return set(tokenize(text))
+    """The query's words and whole numbers that cells are matched on (textproc)."""
+    return match_tokens(text)
 
 
 def ranked_frame(dataset: TableLookup, result: QueryResult) -> pd.DataFrame:
@@ -132,10 +133,10 @@ def outcome_view(store: RunStore, dataset: TableLookup, run_id: str, query_id: s
 def term_cells(table: Table, terms: set[str], limit: int | None = None
                ) -> tuple[set[int], set[tuple[int, int]]]:
     """Header columns and (row, column) cells whose text contains a query term."""
-    header = {i for i, name in enumerate(table.header) if terms & set(tokenize(name))}
+    header = {i for i, name in enumerate(table.header) if terms & match_tokens(name)}
     rows = table.rows if limit is None else table.rows[:limit]
     cells = {(r, c) for r, row in enumerate(rows) for c, value in enumerate(row)
-             if terms & set(tokenize(cell_text(value)))}
+             if terms & match_tokens(cell_text(value))}
     return header, cells
 
 
@@ -160,5 +161,5 @@ def matched_terms(table: Table, terms: set[str]) -> tuple[list[str], list[str]]:
     """(terms found in the title/section/header/cells, terms found nowhere), sorted."""
     text = " ".join([table.title, table.section_title, table.table_id, *table.header,
                      *(cell_text(v) for row in table.rows for v in row)])
-    present = terms & set(tokenize(text))
+    present = terms & match_tokens(text)
     return sorted(present), sorted(terms - present)
