@@ -96,3 +96,14 @@ def test_render_views_and_gold_lookup(handmade_dir) -> None:
     assert [r.label for r in rendered] == ["default", "header-only"]
     assert rendered[0].tokens > rendered[1].tokens
     assert queries_with_gold(dataset, table.key) == ["q2", "q3"]
+
+
+def test_table_frame_shows_numbers_by_type() -> None:
+    """Regression: a whole-number column with an empty cell showed as 1984.000000."""
+    table = Table("d", "t", ("year", "score", "note"),
+                  ((1984, 3.35, None), (None, 2.0, True), (2001, 7, "x")))
+    frame = table_frame(table)
+    assert str(frame["year"].dtype) == "Int64" and frame["year"].tolist()[0] == 1984
+    assert pd.isna(frame["year"].iloc[1])
+    assert frame["score"].tolist() == ["3.35", "2.0", "7"]  # mixed: the cells' own text
+    assert frame["note"].tolist() == ["", "true", "x"]  # empty cells blank, not None
