@@ -60,6 +60,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("sql_row_cap", "TARGET_SQL_ROW_CAP", "1000000",
             "Rows a SQL result may hold when a run is scored; results are compared whole, "
             "and a larger one is marked `not_comparable` (never compared by its prefix)."),
+    Setting("max_jobs", "TARGET_MAX_JOBS", "2",
+            "Launched runs (jobs) that work at once; more wait in the queue."),
 )
 
 
@@ -78,6 +80,7 @@ class Settings:
     token_timeout: float
     sql_timeout: float
     sql_row_cap: int
+    max_jobs: int = 2
 
     def __repr__(self) -> str:  # keeps the API key out of logs and tracebacks
         key = "set" if self.openai_api_key else "unset"
@@ -129,4 +132,5 @@ def load_settings(workspace: str | Path | None = None,
         token_timeout=float(_number(by_name["token_timeout"], env, float)),
         sql_timeout=float(_number(by_name["sql_timeout"], env, float)),
         sql_row_cap=int(_number(by_name["sql_row_cap"], env, int)),
+        max_jobs=int(_number(by_name["max_jobs"], env, int)),
     )

@@ -70,6 +70,10 @@ class ConfigError(TargetError):
     """A setting or option has an invalid value."""
 
 
+class Cancelled(TargetError):
+    """Work was cancelled on request (a job's cancel): what finished before is kept."""
+
+
 def closest(name: str, known: Iterable[str]) -> str | None:
     """The known name most similar to `name`, or None when nothing is close."""
     lowered = {k.lower(): k for k in known}

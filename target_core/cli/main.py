@@ -18,6 +18,7 @@ from typing import Any
 from target_core.cli.analysis import ANALYSIS_COMMANDS, analysis_arguments
 from target_core.cli.benchgen import BENCHGEN_COMMANDS, benchgen_arguments
 from target_core.cli.format import ProgressBar, format_rows
+from target_core.cli.jobs import JOB_COMMANDS, job_arguments, print_launch
 from target_core.config import load_settings
 from target_core.errors import TargetError
 from target_core.types import CONTEXT_MODES, FORMATS
@@ -145,6 +146,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = load_settings(args.workspace)
     config = run_config(args)
     _print_estimate(config, settings)
+    if args.detach:
+        from target_core.engine.workers import launch_run
+
+        launch = launch_run(config, settings=settings, fresh=args.fresh)
+        if launch.job is not None:
+            print_launch(args, launch, launch.job)
+            return 0
     result = run_retrieval(config, settings=settings,
                            progress=ProgressBar(sys.stderr.isatty() or args.progress),
                            fresh=args.fresh)
@@ -268,6 +276,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     "export": ("write a run as TARGET JSONL, a TREC run + qrels, or CSV", cmd_export),
     "import": ("store TARGET's retrieval and/or downstream results JSONL as a run",
                cmd_import),
+    **JOB_COMMANDS,
     **ANALYSIS_COMMANDS,
     **BENCHGEN_COMMANDS,
 }
@@ -308,6 +317,9 @@ def _run_arguments(command: argparse.ArgumentParser) -> None:
                          "retrieval, SQL generation and execution); flags override it")
     command.add_argument("--progress", action="store_true",
                          help="draw the progress bar even when stderr is not a terminal")
+    command.add_argument("--detach", action="store_true",
+                         help="run as a job in a worker process: print the job id and "
+                              "return (follow it with `jobs`, stop it with `cancel`)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -343,6 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--dataset", help="dataset name or path (default: the "
                                  "file's dataset_name)")
             command.add_argument("--label", help="name of the imported retriever")
+        elif name in JOB_COMMANDS:
+            job_arguments(name, command)
         elif name in ANALYSIS_COMMANDS:
             analysis_arguments(name, command)
         elif name in BENCHGEN_COMMANDS:

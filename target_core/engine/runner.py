@@ -16,7 +16,7 @@ import logging
 import platform
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
@@ -24,7 +24,7 @@ from target_core.config import Settings
 from target_core.datasets import load_dataset
 from target_core.engine.generation import DownstreamStep
 from target_core.engine.store import QueryResult, RunRecord, RunStore
-from target_core.errors import ConfigError, TargetError
+from target_core.errors import Cancelled, ConfigError, TargetError
 from target_core.generators import Generator, build_generator
 from target_core.metrics.retrieval import (
     QueryOutcome,
@@ -133,12 +133,15 @@ def with_task_defaults(config: RunConfig, task: str) -> RunConfig:
 
 def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | None = None,
                   progress: Progress = no_progress, batch_size: int = BATCH_SIZE,
-                  fresh: bool = False) -> RunResult:
+                  fresh: bool = False,
+                  on_start: Callable[[RunRecord], None] | None = None) -> RunResult:
     """Run (or resume) one retrieval run and return its stored record.
 
     A configuration already complete on this dataset version is not run again: its run
     is returned (`reused`), so a leaderboard keeps showing the run it showed. `fresh`
-    makes a new run anyway (both are kept; the runs list numbers them).
+    makes a new run anyway (both are kept; the runs list numbers them). `on_start` is
+    told the run once it is started or resumed (a job records which run it fills).
+    A `Cancelled` raised by `progress` stops the run and marks it cancelled (resumable).
     Raises TargetError for unknown names and configuration problems before any work.
     """
     dataset = load_dataset(config.dataset, settings)
@@ -152,10 +155,15 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
     run, resumed = store.start_run(config, dataset_fingerprint=dataset.fingerprint,
                                    task=dataset.task, n_queries=len(queries),
                                    versions=package_versions())
+    if on_start is not None:
+        on_start(run)
     try:
         n_new = _execute(config, dataset, retriever, generator, queries, store, run, progress,
                          batch_size, settings)
         store.finish_run(run.run_id, run_metrics(store, run, dataset))
+    except Cancelled:
+        store.cancel_run(run.run_id)
+        raise
     except TargetError as exc:
         store.fail_run(run.run_id, str(exc))
         raise

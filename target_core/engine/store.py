@@ -28,7 +28,7 @@ from target_core.metrics.tasks import failed_at, last_gold_rank
 from target_core.types import RunConfig, TableKey
 
 SCHEMA_VERSION = 2
-STATUSES = ("running", "complete", "failed")
+STATUSES = ("running", "complete", "failed", "cancelled")
 
 
 OPEN_TIMEOUT_S = 30.0
@@ -263,6 +263,13 @@ class RunStore:
         with self._write():
             self.db.execute("UPDATE runs SET status = 'failed', error = ? WHERE run_id = ?",
                             [error, run_id])
+
+    def cancel_run(self, run_id: str) -> None:
+        """Mark an unfinished run cancelled; its stored queries stay, and running the same
+        configuration again resumes it."""
+        with self._write():
+            self.db.execute("UPDATE runs SET status = 'cancelled', error = NULL "
+                            "WHERE run_id = ? AND status != 'complete'", [run_id])
 
     def delete_run(self, run_id: str) -> None:
         self.get_run(run_id)

@@ -1,0 +1,110 @@
+"""Job commands: `jobs`, `cancel`, `resume`, and `worker` (the process a launched run
+works in; `run --detach` and the Run page start it)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from target_core.cli.format import format_rows
+from target_core.config import load_settings
+
+if TYPE_CHECKING:  # imported lazily at run time: every command pays for its own imports
+    from target_core.engine.jobs import Job
+    from target_core.engine.workers import Launch
+
+
+def job_row(job: Job) -> dict[str, object]:
+    """A job as one line of `jobs`."""
+    progress = f"{job.done}/{job.total}" if job.total else ""
+    return {"job_id": job.job_id, "status": job.status, "dataset": job.config.dataset,
+            "pipeline": job.config.label, "progress": progress, "step": job.what,
+            "run_id": job.run_id or "", "error": job.error or ""}
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    from target_core.engine.jobs import ACTIVE, JobStore
+
+    settings = load_settings(args.workspace)
+    store = JobStore.in_workspace(settings.workspace)
+    store.reap()
+    jobs = store.list_jobs(statuses=(*ACTIVE, "interrupted") if args.active else None)
+    if args.json:
+        print(json.dumps([j.to_dict() for j in jobs], indent=2))
+        return 0
+    rows = [job_row(j) for j in jobs]
+    print(format_rows(rows, list(rows[0])) if rows else "no jobs")
+    return 0
+
+
+def _print_job(args: argparse.Namespace, job: Job, verb: str) -> None:
+    if args.json:
+        print(json.dumps(job.to_dict(), indent=2))
+    else:
+        print(f"job {job.job_id} {verb}: {job.describe()}")
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    from target_core.engine.workers import cancel
+
+    settings = load_settings(args.workspace)
+    job = cancel(args.job_id, settings)
+    if args.wait:
+        from target_core.engine.jobs import JobStore
+
+        store = JobStore.in_workspace(settings.workspace)
+        deadline = time.monotonic() + args.wait
+        while job.status == "running" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            store.reap()
+            job = store.get(args.job_id)
+    _print_job(args, job, "cancel asked" if job.status == "running" else "is")
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from target_core.engine.workers import resume
+
+    _print_job(args, resume(args.job_id, load_settings(args.workspace)), "is")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from target_core.engine.workers import run_worker
+
+    return run_worker(args.job_id, load_settings(args.workspace))
+
+
+JOB_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
+    "jobs": ("list launched runs (jobs) with status and progress", cmd_jobs),
+    "cancel": ("cancel a job: it stops, keeping its finished queries", cmd_cancel),
+    "resume": ("resume an interrupted, cancelled or failed job in a new worker", cmd_resume),
+    "worker": ("the process a job runs in (started by run --detach and the Run page)",
+               cmd_worker),
+}
+
+
+def job_arguments(name: str, command: argparse.ArgumentParser) -> None:
+    if name == "jobs":
+        command.add_argument("--active", action="store_true",
+                             help="only queued, running and interrupted jobs")
+    else:
+        command.add_argument("job_id")
+    if name == "cancel":
+        command.add_argument("--wait", type=float, default=0, metavar="SECONDS",
+                             help="wait up to SECONDS for a running job to stop")
+
+
+def print_launch(args: argparse.Namespace, launch: Launch, job: Job) -> None:
+    """`run --detach`'s output: the job id on stdout (the job as JSON with --json)."""
+    note = " (already launched)" if launch.existing else ""
+    if args.json:
+        print(json.dumps(job.to_dict() | {"existing": launch.existing}, indent=2))
+    else:
+        print(job.job_id)
+        print(f"job {job.job_id}{note}: {job.label}, {job.status}; follow it with `jobs`, "
+              f"stop it with `cancel {job.job_id}`", file=sys.stderr)

@@ -1,0 +1,191 @@
+"""Launch, cancel and resume jobs (target_core.engine.jobs), and the worker process that
+runs one: `python -m target_core worker JOB_ID`, detached in its own session."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from target_core.config import PROJECT_ROOT, Settings
+from target_core.engine.jobs import Job, JobStore
+from target_core.errors import Cancelled, TargetError
+from target_core.types import Dataset, RunConfig
+
+log = logging.getLogger(__name__)
+
+PROGRESS_EVERY_S = 0.5
+"""How often a worker writes its progress (and so notices a cancel), at most."""
+POLL_S = 0.5
+"""How often a queued worker looks for a free slot."""
+
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What launching a run did: started (or found) a job, or found the run complete."""
+
+    job: Job | None
+    reused_run: Any = None
+    """The complete RunRecord of this configuration (nothing launched), or None."""
+    existing: bool = False
+    """The job was queued or running already (or interrupted, and is resumed)."""
+
+
+def _reap_child(process: subprocess.Popen[bytes]) -> None:
+    threading.Thread(target=process.wait, daemon=True, name="job-reaper").start()
+
+
+def spawn_worker(job: Job, settings: Settings) -> int:
+    """Start the detached worker of `job`; its output goes to workspace/jobs/JOB_ID.log."""
+    logs = Path(settings.workspace) / "jobs"
+    logs.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT),
+                                                    env.get("PYTHONPATH", "")) if p)
+    cwd = job.cwd if Path(job.cwd).is_dir() else str(PROJECT_ROOT)
+    with open(logs / f"{job.job_id}.log", "ab") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "target_core", "worker", job.job_id,
+             "--workspace", str(Path(settings.workspace).resolve())],
+            cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+            start_new_session=True)
+    _reap_child(process)  # no zombie while the launching process lives
+    JobStore.in_workspace(settings.workspace).set_pid(job.job_id, process.pid)
+    return process.pid
+
+
+def launch_run(config: RunConfig, *, settings: Settings, fresh: bool = False,
+               dataset: Dataset | None = None) -> Launch:
+    """Launch `config` as a job. A configuration complete already is not run again
+    (unless `fresh`): its run is returned. A job of the same configuration that is queued
+    or running is returned instead of a second one; an interrupted one is resumed.
+    Raises TargetError for an unknown dataset or retriever before anything starts."""
+    from target_core.datasets import load_dataset
+    from target_core.engine.runner import with_task_defaults
+    from target_core.engine.store import RunStore
+    from target_core.retrievers import build_retriever
+
+    dataset = dataset or load_dataset(config.dataset, settings)
+    build_retriever(config.retriever, settings)
+    if not fresh:
+        done = RunStore.in_workspace(settings.workspace).complete_run(
+            with_task_defaults(config, dataset.task), dataset.fingerprint)
+        if done is not None:
+            return Launch(None, reused_run=done)
+    jobs = JobStore.in_workspace(settings.workspace)
+    jobs.reap()
+    if (same := jobs.active_like(config)) is not None:
+        if same.status == "interrupted":
+            return Launch(resume(same.job_id, settings), existing=True)
+        return Launch(same, existing=True)
+    job = jobs.create(config, fresh=fresh)
+    spawn_worker(job, settings)
+    return Launch(jobs.get(job.job_id))
+
+
+def cancel(job_id: str, settings: Settings) -> Job:
+    """Ask a job to stop; a job that had no live worker is cancelled at once (and its
+    run marked cancelled)."""
+    from target_core.engine.store import RunStore
+
+    job = JobStore.in_workspace(settings.workspace).request_cancel(job_id)
+    if job.status == "cancelled" and job.run_id:
+        RunStore.in_workspace(settings.workspace).cancel_run(job.run_id)
+    return job
+
+
+def resume(job_id: str, settings: Settings) -> Job:
+    """Start a new worker for an interrupted, cancelled or failed job; it resumes the
+    stored run (finished queries are kept). An active or done job is left as it is."""
+    jobs = JobStore.in_workspace(settings.workspace)
+    job = jobs.requeue(job_id)
+    if job.status == "queued" and job.pid is None:
+        spawn_worker(job, settings)
+    return jobs.get(job_id)
+
+
+def refresh(settings: Settings) -> list[str]:
+    """Find jobs whose worker is gone (marked interrupted); their ids."""
+    return JobStore.in_workspace(settings.workspace).reap()
+
+
+def resume_interrupted(settings: Settings) -> list[Job]:
+    """Resume every job whose worker is gone: what the dashboard does when it starts."""
+    jobs = JobStore.in_workspace(settings.workspace)
+    jobs.reap()
+    return [resume(job.job_id, settings) for job in jobs.list_jobs(statuses=("interrupted",))]
+
+
+# --- the worker process ------------------------------------------------------------------------
+
+def _run_complete(run_id: str, settings: Settings) -> bool:
+    from target_core.engine.store import RunStore
+
+    try:
+        return RunStore.in_workspace(settings.workspace).get_run(run_id).status == "complete"
+    except TargetError:
+        return False
+
+
+class _JobProgress:
+    """The run's progress callback: writes to the job's row (at most every
+    PROGRESS_EVERY_S, and at every change of step or end) and raises Cancelled when a
+    cancel was asked for."""
+
+    def __init__(self, jobs: JobStore, job_id: str) -> None:
+        self.jobs, self.job_id = jobs, job_id
+        self.last = (0.0, "")
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        now = time.monotonic()
+        if (what == self.last[1] and done < total
+                and now - self.last[0] < PROGRESS_EVERY_S):
+            return
+        self.last = (now, what)
+        if self.jobs.progress(self.job_id, done, total, what):
+            raise Cancelled("cancelled on request")
+
+
+def run_worker(job_id: str, settings: Settings) -> int:
+    """The worker: wait for a slot, run (or resume) the job's run, record the outcome.
+    Returns the process's exit code."""
+    from target_core.engine.runner import run_retrieval
+
+    jobs = JobStore.in_workspace(settings.workspace)
+    jobs.set_pid(job_id, os.getpid())
+    while (state := jobs.claim(job_id, settings.max_jobs)) == "queued":
+        time.sleep(POLL_S)
+    if state != "running":
+        return 0
+    job = jobs.get(job_id)
+    if job.run_id is not None and _run_complete(job.run_id, settings):
+        # a worker that died after finishing the run, before saying so: nothing to redo
+        # (a fresh job would otherwise start yet another run)
+        jobs.update(job_id, status="done", what="done", finished_at=time.time(), pid=None)
+        return 0
+    try:
+        result = run_retrieval(job.config, settings=settings, fresh=job.fresh,
+                               progress=_JobProgress(jobs, job_id),
+                               on_start=lambda run: jobs.update(job_id, run_id=run.run_id))
+    except Cancelled:
+        jobs.update(job_id, status="cancelled", finished_at=time.time(), pid=None)
+        return 0
+    except TargetError as exc:
+        jobs.update(job_id, status="failed", error=str(exc), finished_at=time.time(), pid=None)
+        return 2
+    except BaseException as exc:
+        log.exception("job %s failed", job_id)
+        jobs.update(job_id, status="failed", error=f"{type(exc).__name__}: {exc}",
+                    finished_at=time.time(), pid=None)
+        raise
+    jobs.update(job_id, status="done", run_id=result.run.run_id, reused=int(result.reused),
+                done=result.run.n_done, total=result.run.n_queries, what="done",
+                finished_at=time.time(), pid=None)
+    return 0

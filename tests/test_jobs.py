@@ -1,0 +1,179 @@
+"""Runs as jobs: a launched run works in a detached worker process, writes its progress
+to the workspace, can be cancelled (keeping its finished queries) and resumed, survives
+the death of its worker (found by pid, resumed), and at most TARGET_MAX_JOBS work at
+once. Real worker processes throughout; a sitecustomize on the workers' PYTHONPATH
+slows BM25's search down so that a run lasts long enough to be caught mid-way."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from target_core.config import Settings, load_settings
+from target_core.engine.jobs import Job, JobStore, pid_alive
+from target_core.engine.store import RunStore
+from target_core.engine.workers import cancel, launch_run, resume, resume_interrupted
+from target_core.types import RunConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SLOW = """
+import os, time
+delay = float(os.environ.get("TEST_SLOW_SEARCH_S", "0"))
+if delay:
+    from target_core.retrievers import bm25
+    _search = bm25.BM25Retriever.search
+    def search(self, queries, *, top_k):
+        time.sleep(delay)
+        return _search(self, queries, top_k=top_k)
+    bm25.BM25Retriever.search = search
+"""
+
+
+@pytest.fixture
+def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text(SLOW)
+    monkeypatch.setenv("PYTHONPATH", str(slow))
+    monkeypatch.setenv("TEST_SLOW_SEARCH_S", "0.04")
+    monkeypatch.delenv("TARGET_MAX_JOBS", raising=False)
+    return load_settings(tmp_path / "ws")
+
+
+def _wait(settings: Settings, job_id: str, until, timeout: float = 120) -> Job:
+    store = JobStore.in_workspace(settings.workspace)
+    deadline = time.monotonic() + timeout
+    while True:
+        store.reap()
+        job = store.get(job_id)
+        if until(job):
+            return job
+        assert time.monotonic() < deadline, job
+        time.sleep(0.1)
+
+
+def _finished(job: Job) -> bool:
+    return not job.active
+
+
+def _log(settings: Settings, job: Job) -> str:
+    path = settings.workspace / "jobs" / f"{job.job_id}.log"
+    return path.read_text() if path.exists() else ""
+
+
+def test_a_job_runs_in_a_worker_and_completes(settings: Settings) -> None:
+    config = RunConfig("demo-qa", "bm25", limit=20)
+    launch = launch_run(config, settings=settings)
+    assert launch.job is not None and launch.job.pid not in (None, os.getpid())
+    assert launch_run(config, settings=settings).job.job_id == launch.job.job_id  # no twin
+    job = _wait(settings, launch.job.job_id, _finished)
+    assert job.status == "done", _log(settings, job)
+    assert (job.done, job.total) == (20, 20)
+    run = RunStore.in_workspace(settings.workspace).get_run(job.run_id)
+    assert run.status == "complete" and run.n_done == 20
+    # launched again: the configuration is complete, so its run is shown, no job
+    again = launch_run(config, settings=settings)
+    assert again.job is None and again.reused_run.run_id == run.run_id
+
+
+def test_cancel_keeps_finished_queries_and_launching_again_resumes(settings: Settings) -> None:
+    config = RunConfig("demo-qa", "bm25", limit=120)
+    job = launch_run(config, settings=settings).job
+    job = _wait(settings, job.job_id, lambda j: j.what.startswith("retrieving")
+                and j.done >= 40)
+    cancel(job.job_id, settings)
+    job = _wait(settings, job.job_id, _finished)
+    assert job.status == "cancelled", _log(settings, job)
+    runs = RunStore.in_workspace(settings.workspace)
+    run = runs.get_run(job.run_id)
+    assert run.status == "cancelled" and 32 <= run.n_done < 120
+    # launching the same configuration again resumes the run, keeping what it had
+    again = launch_run(config, settings=settings).job
+    assert again.job_id != job.job_id
+    again = _wait(settings, again.job_id, _finished)
+    assert again.status == "done" and again.run_id == run.run_id
+    assert runs.get_run(run.run_id).status == "complete"
+    assert runs.get_run(run.run_id).n_done == 120
+
+
+def test_a_killed_worker_is_found_and_its_job_resumed(settings: Settings) -> None:
+    job = launch_run(RunConfig("demo-qa", "bm25", limit=100), settings=settings).job
+    job = _wait(settings, job.job_id, lambda j: j.done >= 40 and j.run_id is not None)
+    assert pid_alive(job.pid, None)
+    os.kill(job.pid, signal.SIGKILL)  # as a machine restart would
+    job = _wait(settings, job.job_id, lambda j: j.status == "interrupted", timeout=20)
+    assert "worker process is gone" in job.error
+    partial = RunStore.in_workspace(settings.workspace).get_run(job.run_id)
+    assert 32 <= partial.n_done < 100
+    (resumed,) = resume_interrupted(settings)  # what the dashboard does when it starts
+    assert resumed.job_id == job.job_id and resumed.status == "queued"
+    job = _wait(settings, job.job_id, _finished)
+    assert job.status == "done", _log(settings, job)
+    assert job.run_id == partial.run_id
+    assert RunStore.in_workspace(settings.workspace).get_run(job.run_id).n_done == 100
+
+
+def test_the_concurrency_limit_queues_jobs(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           settings: Settings) -> None:
+    monkeypatch.setenv("TARGET_MAX_JOBS", "1")
+    settings = load_settings(tmp_path / "ws")
+    assert settings.max_jobs == 1
+    first = launch_run(RunConfig("demo-qa", "bm25", limit=60), settings=settings).job
+    second = launch_run(RunConfig("demo-qa", "bm25", limit=61), settings=settings).job
+    _wait(settings, first.job_id, lambda j: j.status == "running" and j.done >= 10)
+    assert JobStore.in_workspace(settings.workspace).get(second.job_id).status == "queued"
+    first = _wait(settings, first.job_id, _finished)
+    second = _wait(settings, second.job_id, _finished)
+    assert first.status == second.status == "done"
+    assert second.started_at >= first.finished_at
+
+
+def test_a_queued_job_cancels_at_once_and_resume_restarts_it(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             settings: Settings) -> None:
+    monkeypatch.setenv("TARGET_MAX_JOBS", "1")
+    settings = load_settings(tmp_path / "ws")
+    first = launch_run(RunConfig("demo-qa", "bm25", limit=25), settings=settings).job
+    second = launch_run(RunConfig("demo-qa", "bm25", limit=26), settings=settings).job
+    assert cancel(second.job_id, settings).status == "cancelled"
+    assert resume(second.job_id, settings).status == "queued"
+    assert _wait(settings, first.job_id, _finished).status == "done"
+    assert _wait(settings, second.job_id, _finished).status == "done"
+
+
+def _cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "target_core", *args, "--workspace",
+                           str(settings.workspace)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_cli_run_detach_jobs_and_cancel(settings: Settings) -> None:
+    started = time.monotonic()
+    out = _cli(settings, "run", "--detach", "--dataset", "demo-qa", "--retriever", "bm25",
+               "--limit", "100")
+    assert out.returncode == 0, out.stderr
+    job_id = out.stdout.strip()
+    assert job_id.startswith("job-") and "cancel " + job_id in out.stderr
+    assert time.monotonic() - started < 30  # returned without running 100 queries
+    _wait(settings, job_id, lambda j: j.done >= 5)
+    listed = json.loads(_cli(settings, "jobs", "--json").stdout)
+    assert [j["job_id"] for j in listed] == [job_id]
+    assert listed[0]["status"] == "running" and listed[0]["total"] >= 5
+    assert "bm25" in _cli(settings, "jobs").stdout
+    cancelled = _cli(settings, "cancel", job_id, "--wait", "60", "--json")
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert json.loads(cancelled.stdout)["status"] == "cancelled"
+    unknown = _cli(settings, "cancel", "job-nope")
+    assert unknown.returncode == 2 and "unknown job" in unknown.stderr
+    resumed = _cli(settings, "resume", job_id, "--json")
+    assert json.loads(resumed.stdout)["status"] in ("queued", "running")
+    assert _wait(settings, job_id, _finished).status == "done"
