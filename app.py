@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages._ui import jobs
+
 st.set_page_config(page_title="TARGET Explorer", page_icon=":material/target:", layout="wide")
 
 # url_path must equal the file's stem: see pages/_ui/shell.py, frame().
@@ -30,4 +32,5 @@ PAGES = [
 navigation = st.navigation(PAGES)
 st.sidebar.markdown("### :material/target: TARGET Explorer")
 st.sidebar.caption("Find out why table retrieval fails.")
+jobs.sidebar()  # before the page: a page may st.stop()
 navigation.run()

@@ -1,16 +1,17 @@
 """Run: choose retrievers, a table view and k for the sidebar's dataset, optionally a
 generator that answers each query from a context (retrieved, oracle, none); see the
-estimated tokens and cost of a paid run; launch with live progress; the new runs are
-stored and listed below. The GTR-T button fills in seed 001's pipeline."""
+estimated tokens and cost of a paid run; launch: each run is a job in its own process
+(target_core.engine.workers), followed here and in the sidebar; the runs are listed
+below. The GTR-T button fills in seed 001's pipeline."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from pages._ui import resources, shell, widgets
+from pages._ui import jobs, resources, shell, widgets
 from pages._ui.text import plain
 from target_core.engine.presets import pipeline_preset
-from target_core.engine.runner import run_retrieval
+from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
 from target_core.metrics.tasks import ANSWER_TASKS
@@ -109,32 +110,26 @@ fresh = st.checkbox("Fresh run", key="run-fresh",
                     "stored run is shown. Tick this to run it again; both runs are kept and "
                     "numbered in the list below.")
 if st.button("Launch", type="primary", disabled=not specs):
-    finished = []
+    launched = []
     for spec in specs:
-        bar = st.progress(0.0, text=f"{spec}: starting")
-
-        def progress(done: int, total: int, what: str, bar=bar, spec=spec) -> None:
-            bar.progress(min(1.0, done / total) if total else 1.0,
-                         text=f"{spec}: {what} {done:,}/{total:,}")
-
         config = RunConfig(dataset=dataset.name, retriever=spec, view=view, top_k=top_k,
                            limit=limit or None, seed=seed, generation=generation)
         try:
-            result = run_retrieval(config, settings=resources.settings(), progress=progress,
-                                   fresh=fresh)
+            launch = launch_run(config, settings=resources.settings(), fresh=fresh,
+                                dataset=dataset)
         except TargetError as exc:
-            bar.empty()
             st.error(f"{spec}: {exc}")
             continue
-        if result.reused:
-            bar.empty()
+        if launch.job is None:
             st.info(f"{spec}: this configuration is complete already as run "
-                    f"{result.run.run_id}; tick Fresh run to run it again.")
+                    f"{launch.reused_run.run_id}; tick Fresh run to run it again.")
             continue
-        bar.progress(1.0, text=f"{spec}: done" + (" (resumed)" if result.resumed else ""))
-        finished.append(result.run.run_id)
-    if finished:
-        st.success(f"{len(finished)} run(s) stored: " + ", ".join(finished))
+        launched.append(launch.job.job_id)
+    if launched:
+        st.success(f"{len(launched)} job(s) launched: " + ", ".join(launched) + ". They "
+                   "work on when you leave this page; follow them here or in the sidebar.")
+
+jobs.job_list(dataset.name, key="run", heading="#### Jobs on this dataset")
 
 st.subheader("Runs on this dataset")
 runs = resources.store().list_runs(dataset=dataset.name)

@@ -110,25 +110,60 @@ def test_query_page_deep_link(app_with_runs) -> None:
     assert not at.error
 
 
+def _wait_for_jobs(workspace: Path, timeout: float = 120) -> list:
+    """Every job of the workspace once none is queued or running (they work in worker
+    processes, not in the page)."""
+    import time
+
+    from target_core.engine.jobs import JobStore
+
+    store = JobStore.in_workspace(workspace)
+    deadline = time.monotonic() + timeout
+    while True:
+        store.reap()
+        jobs = store.list_jobs()
+        if not any(j.active for j in jobs):
+            return jobs
+        assert time.monotonic() < deadline, jobs
+        time.sleep(0.2)
+
+
+def _launch(at: AppTest) -> None:
+    next(b for b in at.button if b.label == "Launch").click().run()
+
+
 def test_run_page_launches_a_run(app, tmp_path: Path) -> None:
     at = app(page="pages/run.py", dataset="handmade-qa")
     at.multiselect(key="run-specs").set_value(["bm25"])
-    at.button[0].click().run()
+    _launch(at)
     assert not at.exception and not at.error, at.error
-    assert "1 run(s) stored" in at.success[0].value
+    assert "1 job(s) launched" in at.success[0].value
+    # the run works in a worker process: the page shows the job, and it completes
+    assert any("bm25 on handmade" in m.value for m in at.main.markdown), at.main.markdown
+    (job,) = _wait_for_jobs(tmp_path / "ws")
+    assert job.status == "done" and job.pid is None
     from target_core.engine.store import RunStore
 
     (run,) = RunStore.in_workspace(tmp_path / "ws").list_runs()
     assert run.status == "complete" and run.config.dataset == "handmade-qa"
+    assert job.run_id == run.run_id
+    at.run()
+    assert at.dataframe[-1].value["run_id"].tolist() == [run.run_id]
+    # every page's sidebar lists the job, linked to its run (a new session: AppTest runs
+    # app.py's shell on a session's first run only)
+    sidebar = [m.value for m in app(page="pages/home.py").sidebar.markdown]
+    assert any(job.run_id in line for line in sidebar), sidebar
     # the same configuration again: the stored run is shown, nothing runs
-    at.button[0].click().run()
+    _launch(at)
     assert any(run.run_id in i.value and "complete already" in i.value for i in at.info)
     assert len(RunStore.in_workspace(tmp_path / "ws").list_runs()) == 1
     # a fresh run is asked for: both kept, numbered in the list
     at.checkbox(key="run-fresh").check().run()
-    at.button[0].click().run()
+    _launch(at)
+    _wait_for_jobs(tmp_path / "ws")
     runs = RunStore.in_workspace(tmp_path / "ws").list_runs()
     assert len(runs) == 2
+    at.run()
     table = at.dataframe[-1].value.set_index("run_id")
     assert sorted(table["repeat"]) == ["1 of 2", "2 of 2"]
 
@@ -200,10 +235,12 @@ def test_run_page_gtr_t_preset_and_a_generation_run(app, tmp_path: Path) -> None
     assert at.radio(key="run-sql-schema").value == "tables"
     at.multiselect(key="run-specs").set_value(["bm25"])
     at.number_input(key="run-limit").set_value(6)
-    next(b for b in at.button if b.label == "Launch").click().run()
+    _launch(at)
     assert not at.exception and not at.error, at.error
     from target_core.engine.store import RunStore
 
+    (job,) = _wait_for_jobs(tmp_path / "ws")
+    assert job.status == "done"
     (run,) = RunStore.in_workspace(tmp_path / "ws").list_runs()
     assert run.config.generation is not None
     assert run.config.generation.sql_schema == "tables" and run.config.view.format == "csv"

@@ -1,0 +1,106 @@
+"""Launched runs (jobs) on every page: the sidebar lists the queued, running and recent
+jobs with their progress, a link and Cancel / Resume, polling the workspace while any
+job is active; the Run page shows its dataset's jobs the same way. The jobs themselves
+work in their own processes (target_core.engine.workers), so nothing here waits on them.
+
+When the dashboard's server starts, jobs whose worker died meanwhile (a machine
+restart) are resumed, once per server process and workspace."""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from pages._ui import resources
+from pages._ui.text import plain
+from target_core.engine.jobs import Job, JobStore
+from target_core.engine.workers import cancel, resume, resume_interrupted
+from target_core.errors import TargetError
+from target_core.views.links import run_queries_link
+
+POLL_S = 2.0
+"""Seconds between two looks at the jobs while one is active."""
+RECENT_S = 15 * 60
+"""Finished jobs stay listed this long."""
+
+
+@st.cache_resource(show_spinner=False)
+def _resume_at_start(workspace: str) -> list[str]:
+    """Resume the jobs whose worker is gone, once per server process and workspace."""
+    try:
+        return [job.job_id for job in resume_interrupted(resources.settings())]
+    except TargetError:
+        return []
+
+
+def _store() -> JobStore:
+    """A new connection per script run (sqlite connections must not cross threads)."""
+    return JobStore.in_workspace(resources.settings().workspace)
+
+
+def _jobs(dataset: str | None) -> list[Job]:
+    store = _store()
+    store.reap()
+    return store.list_jobs(dataset=dataset, since=time.time() - RECENT_S)
+
+
+def _cancel(job_id: str) -> None:
+    cancel(job_id, resources.settings())
+
+
+def _resume(job_id: str) -> None:
+    resume(job_id, resources.settings())
+
+
+def _link(job: Job) -> str:
+    if job.status == "done" and job.run_id:
+        return f"[queries]({run_queries_link(job.run_id)})"
+    return f"[run page](run?{urlencode({'dataset': job.config.dataset})})"
+
+
+def job_line(job: Job, key: str) -> None:
+    """One job: its label, a progress bar with the step, a link and its buttons."""
+    st.markdown(f"**{plain(job.label)}** · {_link(job)}")
+    st.progress(job.fraction, text=plain(job.describe()))
+    if job.active and not job.cancel_requested:
+        st.button("Cancel", key=f"{key}-cancel-{job.job_id}", on_click=_cancel,
+                  args=(job.job_id,), icon=":material/cancel:",
+                  help="Stop after the current step; finished queries are kept and "
+                  "launching the same configuration again resumes the run.")
+    elif job.status in ("interrupted", "cancelled"):
+        st.button("Resume", key=f"{key}-resume-{job.job_id}", on_click=_resume,
+                  args=(job.job_id,), icon=":material/play_arrow:",
+                  help="Start a new worker: it resumes the run, keeping finished queries.")
+
+
+def _active_ids(jobs: list[Job]) -> tuple[str, ...]:
+    return tuple(sorted(j.job_id for j in jobs if j.active))
+
+
+def _listing(dataset: str | None, key: str, heading: str | None, watched: tuple[str, ...]
+             ) -> None:
+    jobs = _jobs(dataset)
+    if _active_ids(jobs) != watched:
+        st.rerun()  # a job started or ended: the whole page (its run lists) is stale
+    if not jobs:
+        return
+    if heading:
+        st.markdown(heading)
+    for job in jobs:
+        job_line(job, key)
+
+
+def job_list(dataset: str | None = None, *, key: str, heading: str | None = None) -> None:
+    """The jobs (of one dataset, or all), kept up to date while any is active."""
+    watched = _active_ids(_jobs(dataset))
+    every = POLL_S if watched else None
+    st.fragment(_listing, run_every=every)(dataset, key, heading, watched)
+
+
+def sidebar() -> None:
+    """The sidebar's jobs, on every page (called by app.py)."""
+    _resume_at_start(str(resources.settings().workspace))
+    with st.sidebar:
+        job_list(key="sidebar", heading="**Jobs**")
