@@ -8,9 +8,11 @@ from pages._ui import jobs
 
 st.set_page_config(page_title="TARGET Explorer", page_icon=":material/target:", layout="wide")
 
-# url_path must equal the file's stem: see pages/_ui/shell.py, frame().
+# url_path must equal the file's stem: see pages/_ui/shell.py, frame(). The exception is
+# Home: Streamlit serves the default page at / only (its url_path is reserved but does
+# not resolve), so "home" belongs to a hidden page that sends /home to /.
 PAGES = [
-    st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home",
+    st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="index",
             default=True),
     st.Page("pages/overview.py", title="Overview", icon=":material/leaderboard:",
             url_path="overview"),
@@ -29,7 +31,13 @@ PAGES = [
             icon=":material/construction:", url_path="benchmark_builder"),
 ]
 
-navigation = st.navigation(PAGES)
+
+def _home() -> None:
+    st.switch_page(PAGES[0])
+
+
+navigation = st.navigation([*PAGES, st.Page(_home, title="Home", url_path="home",
+                                            visibility="hidden")])
 st.sidebar.markdown("### :material/target: TARGET Explorer")
 st.sidebar.caption("Find out why table retrieval fails.")
 jobs.sidebar()  # before the page: a page may st.stop()

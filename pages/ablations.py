@@ -11,7 +11,7 @@ from pages._ui import resources, shell, url, widgets
 from pages._ui.text import plain
 from target_core.analysis.failure_figures import ablation_bars
 from target_core.errors import TargetError
-from target_core.retrievers import EXAMPLE_SPECS
+from target_core.retrievers import EXAMPLE_SPECS, split_spec
 from target_core.types import FORMATS
 from target_core.views.ablations import (
     ROWS_CHOICES,
@@ -22,6 +22,7 @@ from target_core.views.ablations import (
     run_ablation,
     sensitivity_frame,
 )
+from target_core.views.params import unknown_message
 
 shell.frame()
 st.title("Ablations")
@@ -30,16 +31,23 @@ dataset = widgets.dataset_or_stop(name)
 
 specs = list(EXAMPLE_SPECS)
 wanted = url.read("retriever", "bm25")
+try:
+    split_spec(wanted)
+except TargetError:  # typed in this session: load_ablation below shows why it fails
+    if url.from_link():
+        url.stop(unknown_message("retriever", wanted, specs, kind="retriever"))
 if wanted not in specs:
     specs.append(wanted)
 cols = st.columns([2, 1, 1])
 retriever = cols[0].selectbox("Retriever", specs, index=specs.index(wanted),
                               accept_new_options=True, key="ablation-retriever",
                               help="Any retriever spec, e.g. bm25 or dense:minilm.")
-top_k = int(cols[1].number_input("Top-k", 1, 100, int(url.read("top_k", "10")),
+top_k = int(cols[1].number_input("Top-k", 1, 100,
+                                 url.read_int("top_k", 10, minimum=1, maximum=100),
                                  key="ablation-top-k"))
 limit = int(cols[2].number_input("Queries (0 = all)", 0, len(dataset.queries),
-                                 min(int(url.read("limit", "0")), len(dataset.queries)),
+                                 url.read_int("limit", 0, minimum=0,
+                                              maximum=len(dataset.queries)),
                                  key="ablation-limit",
                                  help="A seeded sample of this many queries."))
 cols = st.columns(2)

@@ -32,6 +32,7 @@ from target_core.views.benchmark import (
     sql_datasets,
     template_databases,
 )
+from target_core.views.params import ParamError, check_choice
 
 shell.frame()
 st.title("Benchmark builder")
@@ -39,6 +40,11 @@ st.caption("Start from valid SQL, write the questions, check them, review them, 
            "evaluate text-to-SQL on the result (seed 002: semi-automatic text-to-SQL "
            "benchmarks).")
 settings = resources.settings()
+# a link's draft and run must exist before any tab shows (the pair: in the review tab)
+url.read_choice("draft", list_drafts(settings.workspace), kind="draft")
+if url.read("run") is not None:
+    url.read_choice("run", list(run_labels(evaluable_runs(resources.store()))),
+                    kind="run", among="the text-to-SQL runs with a generator")
 make_tab, review_tab, export_tab = st.tabs(["1 · Sample", "2 · Review", "3 · Export and "
                                             "evaluate"])
 
@@ -173,8 +179,17 @@ def _review() -> None:
         st.info("No drafts yet: make one in tab 1, or with `python -m target_core benchgen "
                 "sample --draft NAME`.")
         return
-    name = url.url_selectbox("Draft", names, param="draft", key="bg-draft")
+    name = url.url_selectbox("Draft", names, param="draft", key="bg-draft", kind="draft")
     with Draft.open(settings.workspace, name) as draft:
+        wanted = url.read("pair")
+        if wanted is not None and url.from_link():
+            every = {str(p.pair_id): p for p in draft.pairs(None)}
+            try:
+                check_choice("pair", wanted, list(every), among=f"the pairs of draft {name}")
+            except ParamError as exc:
+                url.stop(str(exc))
+            if every[wanted].status != "pending":  # a reviewed pair: show every status
+                st.session_state["bg-status-default"] = "all"
         summary = draft.summary()
         cols = st.columns(5)
         cols[0].metric("Pairs", summary.total)
@@ -199,7 +214,9 @@ def _review() -> None:
             draft.accept_automatic()
             st.rerun()
         status = st.segmented_control("Show", ["pending", "accepted", "rejected", "all"],
-                                      default="pending", key="bg-status") or "all"
+                                      default=st.session_state.get("bg-status-default",
+                                                                   "pending"),
+                                      key="bg-status") or "all"
         pairs = draft.pairs(None if status == "all" else status)
         if not pairs:
             st.success("Nothing here." if status != "pending" else
@@ -258,7 +275,8 @@ def _export() -> None:
         return
     labels = run_labels(runs)
     run_id = url.url_selectbox("Run", list(labels), param="run", key="bg-eval-run",
-                               format_func=labels.get)
+                               format_func=labels.get,
+                               kind="run", among="the text-to-SQL runs with a generator")
     run = resources.store().get_run(run_id)
     try:
         view = error_source_view(resources.store(),

@@ -17,7 +17,28 @@ from target_core.analysis.report import (
 )
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
-from target_core.views.compare import compare_choices, compare_view
+from target_core.views.compare import CompareChoices, compare_choices, compare_view
+from target_core.views.params import ParamError, check_choice, parse_int
+
+
+def check_link(choices: CompareChoices, dataset: str | None, run_ids: list[str],
+               k: str | None) -> None:
+    """Stop on a link's dataset, run or k that cannot be compared here, naming it."""
+    try:
+        if dataset is not None:
+            check_choice("dataset", dataset, choices.eligible,
+                         among="the datasets with two or more complete runs")
+        name = dataset or choices.dataset_of(run_ids)
+        known = (list(choices.labels(name)) if name else
+                 [r.run_id for runs in choices.by_dataset.values() for r in runs])
+        for run_id in run_ids:
+            check_choice("runs", run_id, known, kind="run",
+                         among=f"the complete runs of {name}" if name else "the complete runs")
+        if k is not None:
+            parse_int("k", k, minimum=1)
+    except ParamError as exc:
+        url.stop(str(exc))
+
 
 shell.frame()
 st.title("Compare")
@@ -35,6 +56,9 @@ if not choices.eligible:
 # state, so the page's own echo in the URL never resets them.
 params, from_link = url.linked(("dataset", "runs", "k"), key="compare")
 wanted_runs = url.read_list("runs")
+link = from_link and url.from_link()  # a link, not this page's own echo: checked
+if link:
+    check_link(choices, params["dataset"], wanted_runs, params["k"])
 wanted_dataset = choices.dataset_of(wanted_runs) or params["dataset"]
 if from_link or st.session_state.get("compare-dataset") not in choices.eligible:
     st.session_state["compare-dataset"] = (wanted_dataset if wanted_dataset in choices.eligible
@@ -59,6 +83,9 @@ if len(selected) < 2:
 ks = choices.shared_ks(selected)
 if from_link or st.session_state.get("compare-k") not in ks:
     wanted_k = params["k"] or ""
+    if link and wanted_k and int(wanted_k) not in ks:
+        url.stop(f"Invalid k '{wanted_k}' in the link (?k={wanted_k}): these runs report "
+                 f"hit@k for k in {', '.join(map(str, ks))}.")
     st.session_state["compare-k"] = (int(wanted_k) if wanted_k.isdigit()
                                      and int(wanted_k) in ks else choices.default_k(selected))
 k = st.sidebar.selectbox("k (hit@k)", ks, key="compare-k",

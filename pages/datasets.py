@@ -38,6 +38,12 @@ PREVIEW_ROWS = 200
 
 shell.frame()
 dataset = widgets.dataset_or_stop(widgets.pick_dataset())
+# a link's section, table and query must exist before anything of the dataset shows
+url.read_choice("section", SECTIONS, kind="section")
+url.read_choice("table", [table_ref(t.key) for t in dataset.tables],
+                among=f"the tables of {dataset.name}")
+url.read_choice("query", [q.query_id for q in dataset.queries],
+                among=f"the queries of {dataset.name}")
 st.title(dataset.name)
 st.caption(f"task **{dataset.task}** · source {plain(dataset.source)}")
 if dataset.description:

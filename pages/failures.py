@@ -33,9 +33,10 @@ if not runs:
 
 run_id = widgets.pick_run(runs, key="failures-run")
 run = store.get_run(run_id)
+url.read_int("k", 0, minimum=1, maximum=run.config.top_k)  # a malformed ?k= stops here
 k = url.url_selectbox("k", list(range(1, run.config.top_k + 1)), param="k",
                       key=f"failures-k-{run_id}", where=st.sidebar,
-                      default=min(run.config.top_k, 10),
+                      default=min(run.config.top_k, 10), kind="k",
                       help=f"Retrieval failure: {FAILURE_RULE}.")
 
 try:
@@ -44,6 +45,8 @@ try:
 except TargetError as exc:
     st.error(str(exc))
     st.stop()
+url.read_choice("category", present_categories(report),  # before any of the run shows
+                among=f"the categories of this run's failed queries at k = {k}")
 
 st.caption(f"{plain(run.config.label)} on {plain(run.config.dataset)} · view "
            f"{plain(run.config.view.label)} · top-k {run.config.top_k} · run {run_id}")
@@ -73,6 +76,7 @@ st.subheader("Drill down")
 names = present_categories(report)
 category = url.url_selectbox("Category", names, param="category",
                              key=f"failures-cat-{run_id}-{k}",
+                             among=f"the categories of this run's failed queries at k = {k}",
                              format_func=lambda n: f"{n} ({report.counts[n]})")
 st.caption(plain(CATEGORIES[category]))
 cases = cases_frame(report, category)

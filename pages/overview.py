@@ -49,7 +49,7 @@ def reproduction() -> None:
     """TARGET's Table 2 baselines on one of our datasets, beside the paper's figures."""
     cols = st.columns(4)
     name = url.url_selectbox("Dataset", resources.dataset_names(), param="dataset",
-                             key="repro-dataset", where=cols[0])
+                             key="repro-dataset", where=cols[0], kind="dataset")
     try:
         dataset = resources.load_by_name(name)
     except TargetError as exc:
@@ -58,7 +58,7 @@ def reproduction() -> None:
     papers = list(PAPER_DATASETS)
     paper = url.url_selectbox("Compared with the paper's", papers, param="paper",
                               key=f"repro-paper-{name}", where=cols[1],
-                              default=default_paper(dataset.task))
+                              default=default_paper(dataset.task), among="the paper's datasets")
     chosen = cols[2].selectbox("Generator", [NO_GENERATOR, "heuristic", "openai"],
                                key="repro-generator", accept_new_options=True,
                                help="Answers every query too: the downstream columns and "
@@ -112,7 +112,7 @@ store = resources.store()
 MODES = {"leaderboard": "Leaderboard", "reproduce": "Reproduce TARGET's Table 2"}
 mode = url.url_selectbox("Show", list(MODES), param="mode", key="overview-mode",
                          widget="radio", horizontal=True, format_func=MODES.get,
-                         label_visibility="collapsed")
+                         label_visibility="collapsed", kind="mode")
 if mode == "reproduce":
     reproduction()
     st.stop()

@@ -49,12 +49,16 @@ if not choices:
     st.stop()
 query_id = url.url_selectbox(
     "Query", choices, param="query", key=f"query-id-{run_id}-{shown}", where=st.sidebar,
-    format_func=flags.label)
+    format_func=flags.label, kind="query", among=f"the queries of run {run_id}")
 
 # previous/next step through the filter's queries; under "all queries", the failed ones
 view = outcome_view(store, dataset, run_id, query_id,
                     shown=None if shown == "all queries" else choices)
 q = view.query
+# the tables this query can preview: its gold ones first (the default), then the ranked
+options = list(dict.fromkeys(list(view.gold["table"]) + list(view.ranked["table"])))
+table_among = f"the gold and retrieved tables of query {query_id}"
+url.read_choice("table", options, kind="table", among=table_among)  # before any data
 st.title(f"Query {plain(q.query_id)}")
 st.markdown(f"**{plain(q.query)}**")
 status = ("found: every gold table within k" if view.found
@@ -91,9 +95,10 @@ st.dataframe(view.ranked, hide_index=True, width="stretch", column_config={
     "gold": st.column_config.CheckboxColumn("gold"),
     "score": st.column_config.NumberColumn(format="%.4f")})
 
-options = list(dict.fromkeys(list(view.gold["table"]) + list(view.ranked["table"])))
+# a table belongs to its query: without ?table= the preview opens the first gold table
 ref = url.url_selectbox("Preview a table", options, param="table",
-                        key=f"query-table-{run_id}-{query_id}",
+                        key=f"query-table-{run_id}-{query_id}", follow=False,
+                        kind="table", among=table_among,
                         format_func=lambda t: ("★ " if t in set(view.gold["table"]) else "")
                         + t)
 table = dataset.table(parse_table_ref(ref))

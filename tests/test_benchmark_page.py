@@ -89,7 +89,7 @@ def test_sample_review_export_evaluate(app) -> None:
     assert rows["open"].str.startswith(f"query?run={run}").all()
 
 
-def test_deep_link_opens_one_pair_and_bad_links_fall_back(app) -> None:
+def test_deep_link_opens_one_pair_and_bad_links_say_so(app) -> None:
     start, settings = app
     at = _sample(start(PAGE), "airline", 1, "air")
     with Draft.open(settings.workspace, "air") as draft:
@@ -97,10 +97,10 @@ def test_deep_link_opens_one_pair_and_bad_links_fall_back(app) -> None:
     target = pairs[4]
     at = start(PAGE, draft="air", pair=str(target.pair_id))
     assert at.text_area(key=f"bg-edit-air-{target.pair_id}").value == target.question
-    at = start(PAGE, draft="air", pair="999999")  # unknown pair: the first pending one
-    assert at.text_area(key=f"bg-edit-air-{pairs[0].pair_id}").value == pairs[0].question
+    at = start(PAGE, draft="air", pair="999999")  # unknown pair: said, nothing else shown
+    assert at.error and "'999999'" in at.error[0].value and not at.text_area
     at = start(PAGE, draft="no-such-draft")
-    assert not at.exception
+    assert at.error and "'no\\-such\\-draft'" in at.error[0].value  # more in test_links.py
 
 
 def test_sampling_errors_are_shown_and_nothing_is_replaced(app, monkeypatch) -> None:

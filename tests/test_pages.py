@@ -56,9 +56,10 @@ def test_query_deep_link_shows_gold_tables(app) -> None:
     assert "2020\\_Norland\\_Marathon\\_0" in subheaders
 
 
-def test_unknown_table_in_link_is_a_warning_not_a_crash(app) -> None:
+def test_unknown_table_in_link_is_an_error_not_a_crash(app) -> None:
     at = app(dataset="handmade-qa", section="Tables", table="wiki/Nope")
-    assert at.warning and "unknown table" in at.warning[0].value
+    assert not at.exception and not at.dataframe  # more in test_links.py
+    assert at.error and "'wiki/Nope'" in at.error[0].value
 
 
 def test_view_toggle_changes_token_counts(app) -> None:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages._ui import url
+
 _REROUTED = "_target_rerouted"
 
 
@@ -43,3 +45,4 @@ def frame() -> None:
         if not st.session_state.get(_REROUTED):
             st.session_state[_REROUTED] = True
             st.rerun()
+    url.begin()  # after any reroute: tells a link's parameters from the page's own

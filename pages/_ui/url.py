@@ -6,6 +6,13 @@ first visit and whenever it changed since the page last wrote it (a link, the ba
 button); otherwise the widgets keep their own state, so the page's own echo in the URL
 never resets them. url_selectbox does it for one selectbox; linked() and echo() for a
 page that ties several parameters together (Compare).
+
+Links never lie: a value that came from a link (see from_link) and names nothing that
+exists, or a malformed number, stops the page with an error naming the parameter and
+the value (stop); the page shows no other data in its place. Inside a session, a value
+the page wrote earlier that no longer fits (the sidebar's dataset changed) is stale, not
+a link: the widget falls back to its default. The checks themselves are
+target_core.views.params.
 """
 
 from __future__ import annotations
@@ -15,6 +22,12 @@ from typing import overload
 from urllib.parse import urlencode
 
 import streamlit as st
+
+from pages._ui.text import plain
+from target_core.views.params import ParamError, check_choice, parse_int
+
+_WRITTEN = "_url-written"  # the query parameters as this session last wrote them
+_FROM_LINK = "_url-from-link"
 
 
 @overload
@@ -34,6 +47,67 @@ def read_list(name: str) -> list[str]:
 def write(**values: object) -> None:
     """Set query parameters (as text); a None value leaves its parameter as it is."""
     st.query_params.update({name: str(v) for name, v in values.items() if v is not None})
+    st.session_state[_WRITTEN] = st.query_params.to_dict()
+
+
+def drop(name: str) -> None:
+    """Remove the query parameter `name` (a stale value the page no longer shows)."""
+    if name in st.query_params:
+        del st.query_params[name]
+    st.session_state[_WRITTEN] = st.query_params.to_dict()
+
+
+def begin() -> None:
+    """Note whether this run's query parameters came from a link: the session's first
+    run, or parameters that differ from what the session last wrote (a link, the back
+    button, a hand-edited address). shell.frame() calls it once per run."""
+    st.session_state[_FROM_LINK] = st.query_params.to_dict() != st.session_state.get(_WRITTEN)
+
+
+def from_link() -> bool:
+    """Whether this run's query parameters came from a link (see begin)."""
+    return bool(st.session_state.get(_FROM_LINK, True))
+
+
+def stop(message: str) -> None:
+    """Show `message` as the page's error and stop the page: no other data is shown."""
+    st.error(plain(message), icon=":material/link_off:")
+    st.stop()
+
+
+def read_int(name: str, default: int, *, minimum: int | None = None,
+             maximum: int | None = None) -> int:
+    """The integer query parameter `name`, else `default`. A malformed or out-of-range
+    value stops the page with an error naming it when it came from a link; a stale one
+    (the range changed with another choice in this session) reads as `default`."""
+    value = read(name)
+    if value is None:
+        return default
+    try:
+        return parse_int(name, value, minimum=minimum, maximum=maximum)
+    except ParamError as exc:
+        if not from_link():
+            return default
+        stop(str(exc))
+        raise  # unreachable: st.stop() raises
+
+
+def read_choice(name: str, known: Sequence[str], *, kind: str | None = None,
+                among: str | None = None) -> str | None:
+    """The query parameter `name` when it is one of `known`, None when absent. An unknown
+    value stops the page when it came from a link; a stale one (written by this session
+    for another choice) is dropped from the URL and read as absent."""
+    value = read(name)
+    if value is None or value in known:
+        return value
+    if not from_link():
+        drop(name)
+        return None
+    try:
+        return check_choice(name, value, known, kind=kind, among=among)
+    except ParamError as exc:
+        stop(str(exc))
+        raise  # unreachable: st.stop() raises
 
 
 def _echo_key(key: str) -> str:
@@ -56,22 +130,39 @@ def echo(values: Mapping[str, str | None], *, key: str) -> None:
 
 def url_selectbox(label: str, options: list, *, param: str, key: str,
                   where: object = None, default: object = None, widget: str = "selectbox",
+                  kind: str | None = None, among: str | None = None, follow: bool = True,
                   **kwargs: object) -> object:
     """A selectbox (or another single-choice `widget`, e.g. "radio") kept in the URL as
     ?param=VALUE.
 
-    The URL wins on a session's first visit and whenever it changed since this widget
-    last wrote it (a link, the back button); otherwise the widget keeps its own state.
-    Putting the URL value in the widget key instead would make a new widget on every
-    change and lose every second choice.
+    A link's value wins (from_link); one that is not among `options` stops the page with
+    an error naming it (`kind` names what it is, default `param`; `among` what `options`
+    are, e.g. "the queries of run X"), and a link without the
+    parameter opens the default. Inside a session the widget keeps its own state; a new
+    widget (its key depends on another choice) takes the URL's value when it is valid
+    and `follow` is true, else its default: follow=False for a parameter that belongs to
+    that other choice (the Query page's table belongs to its query). Putting the URL
+    value in the widget key instead would make a new widget on every change and lose
+    every second choice.
     """
     by_text = {str(o): o for o in options}
     url = read(param)
     echoed = _echo_key(key)
-    if (url is not None and url != st.session_state.get(echoed) and url in by_text) \
-            or st.session_state.get(key) not in options:
-        fallback = default if default in options else options[0]
-        st.session_state[key] = by_text.get(url, fallback) if url is not None else fallback
+    fallback = default if default in options else options[0]
+    if from_link() and url is not None and url != st.session_state.get(echoed):
+        if url not in by_text:
+            try:
+                check_choice(param, url, list(by_text), kind=kind, among=among)
+            except ParamError as exc:
+                stop(str(exc))
+        st.session_state[key] = by_text[url]
+    elif from_link() and url is None and not follow:
+        st.session_state[key] = fallback
+    elif (follow and url is not None and url != st.session_state.get(echoed)
+          and url in by_text):
+        st.session_state[key] = by_text[url]
+    elif st.session_state.get(key) not in options:
+        st.session_state[key] = fallback
     value = getattr(where or st, widget)(label, options, key=key, **kwargs)
     write(**{param: str(value)})
     st.session_state[echoed] = str(value)

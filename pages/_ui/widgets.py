@@ -22,7 +22,7 @@ def pick_dataset() -> str | None:
         st.sidebar.warning("No datasets found. Add a folder on TARGET_DATASETS.")
         return None
     return url_selectbox("Dataset", names, param="dataset", key="dataset", where=st.sidebar,
-                         default="demo-qa")
+                         default="demo-qa", kind="dataset")
 
 
 def pick_run(runs: list, key: str) -> str:
@@ -30,7 +30,7 @@ def pick_run(runs: list, key: str) -> str:
     labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label} · "
               f"{r.config.view.label} · k={r.config.top_k}" for r in runs}
     return url_selectbox("Run", list(labels), param="run", key=key, where=st.sidebar,
-                         format_func=labels.get)
+                         format_func=labels.get, kind="run")
 
 
 def dataset_or_stop(name: str | None) -> Dataset:
