@@ -62,3 +62,113 @@ BENCHMARKS = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py")
 def test_benchmark_is_documented(name: str) -> None:
     """Every benchmark script is named in README, where its figures are."""
     assert f"`{name}`" in README or f"benchmarks.{name}" in README
+
+
+# --- "How each number is computed" ------------------------------------------------------
+
+def _numbers_section() -> str:
+    match = re.search(r"^## How each number is computed\n(.*?)(?=^## )", README,
+                      re.MULTILINE | re.DOTALL)
+    assert match, "README has no '## How each number is computed' section"
+    return match.group(1)
+
+
+def _reported_metric_keys() -> set[str]:
+    """Every key a run's `metrics` or a query's `metrics` can hold, from the code: the
+    retrieval names of every task at several top-k, the answer metrics of every task,
+    what aggregate_downstream adds (latency, cache and error counts, per difficulty),
+    and the per-query rows of both steps."""
+    from target_core.metrics.downstream import (
+        SQL_FLAGS,
+        TASK_METRICS,
+        DownstreamOutcome,
+        aggregate_downstream,
+        per_query_downstream,
+    )
+    from target_core.metrics.retrieval import (
+        QueryOutcome,
+        default_ks,
+        metric_names,
+        per_query_metrics,
+    )
+    from target_core.types import TASKS
+
+    keys: set[str] = set()
+    for task in TASKS:
+        for top_k in (1, 3, 5, 7, 10, 20):
+            keys.update(metric_names(default_ks(top_k), task=task))
+    for names in TASK_METRICS.values():
+        keys.update(names)
+    # SQL outcomes need no scoring library: a real call, a cached reply, a failure, a level.
+    outcomes = [
+        DownstreamOutcome("a", "sql", "easy", "SELECT 1", "SELECT 1",
+                          sql_flags=dict.fromkeys(SQL_FLAGS, True), ms=5.0),
+        DownstreamOutcome("b", "sql", None, "SELECT 1", "SELECT 1", ms=0.5, cached=True),
+        DownstreamOutcome("c", "sql", None, "", "SELECT 1", failed=True, ms=1.0),
+    ]
+    keys.update(aggregate_downstream(outcomes, "sql"))
+    # A failed outcome gives each task's per-query keys without scoring anything.
+    for task in TASK_METRICS:
+        keys.update(per_query_downstream(
+            DownstreamOutcome("q", task, None, "", None if task == "fact" else "x",
+                              failed=True)))
+    key = ("d", "t")
+    keys.update(per_query_metrics(QueryOutcome("q", [key], (key,), "d"), default_ks(10)))
+    return keys
+
+
+def _documented_name(key: str) -> str:
+    """The name the section uses: `recall@5` -> `recall@k`, `fact_f1/hard` -> `METRIC/LEVEL`
+    (names whose cutoff is fixed, `ndcg@10` and `db_hit@1`, stay as they are)."""
+    from target_core.metrics.retrieval import metric_names
+
+    if "/" in key:
+        return "METRIC/LEVEL"
+    fixed = set(metric_names((1,), task="sql")) & set(metric_names((2,), task="sql"))
+    return key if key in fixed else re.sub(r"@\d+$", "@k", key)
+
+
+def test_every_reported_metric_is_in_how_each_number_is_computed() -> None:
+    section = _numbers_section()
+    keys = _reported_metric_keys()
+    assert {"recall@5", "ndcg@10", "generation_cached_ms_p50", "execution_accuracy/easy",
+            "fact_recall_excl_nei", "overlap@10", "fact_pred"} <= keys  # the list is real
+    missing = sorted({name for key in keys
+                      if f"`{(name := _documented_name(key))}`" not in section})
+    assert not missing, f"not in README's 'How each number is computed': {missing}"
+    for key in keys:
+        if "/" in key:  # a per-difficulty key: its metric is named too
+            assert f"`{key.split('/', 1)[0]}`" in section, key
+
+
+def _defined_tests(path: Path) -> set[str]:
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.name for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name.startswith("test_")}
+
+
+def test_every_test_cited_in_how_each_number_is_computed_exists() -> None:
+    cited = re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", _numbers_section())
+    assert len(cited) >= 40, "the section should cite a test for every number"
+    missing = []
+    for file, name in sorted(set(cited)):
+        path = ROOT / file
+        if not path.is_file() or name not in _defined_tests(path):
+            missing.append(f"{file}::{name}")
+    assert not missing, f"cited in README but not defined: {missing}"
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to '-'."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_links_in_how_each_number_is_computed_reach_a_heading() -> None:
+    anchors = {_slug(h) for h in re.findall(r"^#{2,4} (.+)$", README, re.MULTILINE)}
+    links = re.findall(r"\]\(#([^)]+)\)", _numbers_section())
+    assert links
+    broken = sorted(set(links) - anchors)
+    assert not broken, f"links to no README heading: {broken}"
