@@ -226,3 +226,37 @@ def test_a_reviewed_pair_opens_under_every_status(app: Callable, settings) -> No
     at = app(page, draft="air", pair=str(target.pair_id))
     opened(at)
     assert at.text_area(key=f"bg-edit-air-{target.pair_id}").value == target.question
+
+
+# --- inside a session: a value left by an earlier choice is stale, not a link ---------------
+
+def test_switching_dataset_drops_the_previous_table_quietly(app: Callable) -> None:
+    at = app("pages/datasets.py", dataset="handmade-qa", section="Tables",
+             table="wiki/Lakes_of_Norland_0")
+    opened(at)
+    at.sidebar.selectbox(key="dataset").set_value("demo-qa").run()
+    opened(at)
+    assert at.title[0].value == "demo-qa" and "table" not in at.query_params
+
+
+def test_switching_run_keeps_the_query_page_open(app: Callable, runs: dict[str, str],
+                                                 settings) -> None:
+    other = run_retrieval(RunConfig("handmade-qa", "bm25"), settings=settings).run.run_id
+    at = app("pages/query.py", run=runs["bm25"])
+    opened(at)
+    at.sidebar.selectbox(key="query-run").set_value(other).run()  # none of its queries
+    opened(at)
+    assert at.query_params["query"] in ("q1", ["q1"])
+    assert at.query_params["run"] in (other, [other])
+
+
+def test_switching_run_on_failures_keeps_k_in_range(app: Callable, settings) -> None:
+    wide = run_retrieval(RunConfig("handmade-qa", "bm25", top_k=20),
+                         settings=settings).run.run_id
+    narrow = run_retrieval(RunConfig("handmade-qa", "tfidf", top_k=3),
+                           settings=settings).run.run_id
+    at = app("pages/failures.py", run=wide, k="15")
+    opened(at)
+    at.sidebar.selectbox(key="failures-run").set_value(narrow).run()
+    opened(at)
+    assert at.query_params["k"] in ("3", ["3"])
