@@ -110,6 +110,7 @@ fresh = st.checkbox("Fresh run", key="run-fresh",
                     "stored run is shown. Tick this to run it again; both runs are kept and "
                     "numbered in the list below.")
 if st.button("Launch", type="primary", disabled=not specs):
+    notes: list[tuple[str, str]] = []
     launched = []
     for spec in specs:
         config = RunConfig(dataset=dataset.name, retriever=spec, view=view, top_k=top_k,
@@ -118,16 +119,21 @@ if st.button("Launch", type="primary", disabled=not specs):
             launch = launch_run(config, settings=resources.settings(), fresh=fresh,
                                 dataset=dataset)
         except TargetError as exc:
-            st.error(f"{spec}: {exc}")
+            notes.append(("error", f"{spec}: {exc}"))
             continue
         if launch.job is None:
-            st.info(f"{spec}: this configuration is complete already as run "
-                    f"{launch.reused_run.run_id}; tick Fresh run to run it again.")
+            notes.append(("info", f"{spec}: this configuration is complete already as run "
+                          f"{launch.reused_run.run_id}; tick Fresh run to run it again."))
             continue
         launched.append(launch.job.job_id)
     if launched:
-        st.success(f"{len(launched)} job(s) launched: " + ", ".join(launched) + ". They "
-                   "work on when you leave this page; follow them here or in the sidebar.")
+        notes.append(("success", f"{len(launched)} job(s) launched: " + ", ".join(launched)
+                      + ". They work on when you leave this page; follow them here or in "
+                      "the sidebar."))
+    st.session_state["run-notes"] = notes
+    st.rerun()  # the sidebar, drawn before the click, then lists the new jobs
+for kind, note in st.session_state.pop("run-notes", []):
+    {"error": st.error, "info": st.info, "success": st.success}[kind](note)
 
 jobs.job_list(dataset.name, key="run", heading="#### Jobs on this dataset")
 

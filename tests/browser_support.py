@@ -25,3 +25,22 @@ def require_chromium() -> None:
         pytest.fail("chromium is missing under CI: `make test` should have installed it",
                     pytrace=False)
     pytest.skip("chromium not installed (apt-get install chromium)", allow_module_level=True)
+
+
+def wait_for_jobs(workspace: Path, timeout: float = 240) -> list:
+    """The workspace's jobs once none is queued or running: runs launched in the browser
+    work in worker processes (target_core.engine.workers), not in the page."""
+    import time
+
+    from target_core.engine.jobs import JobStore
+
+    store = JobStore.in_workspace(workspace)
+    deadline = time.monotonic() + timeout
+    while True:
+        store.reap()
+        jobs = store.list_jobs()
+        if not any(job.active for job in jobs):
+            return jobs
+        if time.monotonic() > deadline:
+            raise AssertionError(f"jobs still active after {timeout} s: {jobs}")
+        time.sleep(0.3)

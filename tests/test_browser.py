@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from browser_support import require_chromium, screenshots
+from browser_support import require_chromium, screenshots, wait_for_jobs
 
 require_chromium()
 
@@ -51,7 +51,8 @@ def test_launch_runs_then_overview_and_query(tmp_path: Path) -> None:
     with screenshots.serve_app(env) as base, screenshots.browser_page() as page:
         screenshots.visit(page, f"{base}/run?dataset=demo-qa")
         page.get_by_role("button", name="Launch").click()
-        page.get_by_text("run(s) stored").wait_for(timeout=120_000)
+        page.get_by_text("job(s) launched").wait_for(timeout=120_000)
+        assert all(j.status == "done" for j in wait_for_jobs(tmp_path / "ws"))
         screenshots.settle(page)
         page.screenshot(path=str(out / "run_launched.png"), full_page=True)
         assert page.locator("[data-testid='stException']").count() == 0

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from browser_support import require_chromium, screenshots
+from browser_support import require_chromium, screenshots, wait_for_jobs
 
 require_chromium()
 
@@ -64,7 +64,8 @@ def test_every_page_with_its_main_action(tmp_path: Path) -> None:
         # Run: launch the default retrievers on demo-qa.
         screenshots.visit(page, f"{base}/run?dataset=demo-qa")
         page.get_by_role("button", name="Launch").click()
-        page.get_by_text("run(s) stored").wait_for(timeout=LONG)
+        page.get_by_text("job(s) launched").wait_for(timeout=LONG)
+        assert all(j.status == "done" for j in wait_for_jobs(workspace, LONG / 1000))
         screenshots.settle(page)
         _check(page, out, "run")
         launched = [r for r in store.list_runs() if r.run_id != untitled]
