@@ -82,7 +82,7 @@ def test_run_ablation_table_and_sensitivity(ablation_dataset: Path, settings) ->
     assert sensitivity["only with the title"] == [f"title-{i}" for i in range(5)]
     assert sensitivity["only with rows"] == [f"rows-{i}" for i in range(5, 10)]
     assert sensitivity["only without the title"] == sensitivity["only header only"] == []
-    # p-values are compare's McNemar on hit@k, Holm over the four variants
+    # p-values: McNemar on found at k (every gold table within k), Holm over the variants
     runs = [v.run.run_id for v in report.variants]
     expected = {p.other: p.tests[0].p_holm for p in compare_runs(store, runs, k=3).pairs}
     assert report.variants[0].p_value is None

@@ -55,7 +55,8 @@ def _add_run(store: RunStore, retriever: str, ranks: dict[str, list[int | None]]
     results = [_result(q, i, r) for i, (q, r) in enumerate(ranks.items())]
     store.save_results(run.run_id, results)
     recall = sum(r.metrics["recall@10"] for r in results) / len(results)
-    store.finish_run(run.run_id, {"recall@10": recall, "hit@10": recall})
+    store.finish_run(run.run_id, {"recall@10": recall, "recall_micro@10": recall,
+                                  "hit@10": recall})
     return run.run_id
 
 

@@ -24,6 +24,7 @@ from target_core.analysis.leaderboard import (
 )
 from target_core.analysis.stats import ALPHA, holm, mcnemar_exact, paired_randomization
 from target_core.engine.store import RunRecord, RunStore
+from target_core.metrics.tasks import per_query_metric
 
 __all__ = ["OUTCOME_FIELDS", "VsBest", "outcome_column", "outcomes_frame",
            "significant_vs_best"]
@@ -152,7 +153,7 @@ def significant_vs_best(store: RunStore, runs: Sequence[RunRecord]) -> dict[str,
         values = board.table[column].dropna()
         if len(values) < 2:
             continue
-        metric = board.recall_metrics[column]
+        metric = per_query_metric(board.recall_metrics[column])
         best_id = board.runs[(dataset, *label_pair(values.idxmax()))]
         best = metrics_of(best_id)
         rows = {row: board.runs[(dataset, *label_pair(row))] for row in values.index}

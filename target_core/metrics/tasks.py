@@ -20,8 +20,8 @@ from target_core.errors import UnknownNameError
 from target_core.types import Query, TableKey
 
 __all__ = ["ANSWER_TASKS", "FAILURE_RULE", "QA_BLEU_THRESHOLD", "RULES", "TaskRules",
-           "answer_right", "failed_at", "last_gold_rank", "missing_gold", "reference_of",
-           "right_rule", "table2_recall_columns", "task_rules"]
+           "answer_right", "failed_at", "last_gold_rank", "missing_gold", "per_query_metric",
+           "reference_of", "right_rule", "table2_recall_columns", "task_rules"]
 
 FAILURE_RULE = ("a query fails at k when some gold table is not among the first k "
                 "retrieved (TARGET's recall: with several gold tables, finding only some "
@@ -111,13 +111,21 @@ def table2_recall_columns(task: str, top_k: int) -> list[tuple[str, str]]:
     """Table 2's retrieval columns for a run of `task` with `top_k`: (column, metric),
     the metric stored per run and per query.
 
-    R@c at the task's cutoff c (capped at top_k); text-to-SQL's R@1 is database-level
-    (`db_hit@1`, TARGET's rule), its table-level recall@1 follows as "R@1 tables"."""
+    R@c at the task's cutoff c (capped at top_k) is TARGET's recall, micro-averaged
+    (Σ gold tables within c / Σ gold tables: `recall_micro@c`); text-to-SQL's R@1 is
+    database-level (`db_hit@1`, TARGET's rule), its table-level recall@1 follows as
+    "R@1 tables"."""
     rules = task_rules(task)
     cutoff = min(rules.table2_cutoff, top_k)
     if rules.database_level:
-        return [("R@1", "db_hit@1"), (f"R@{cutoff} tables", f"recall@{cutoff}")]
-    return [(f"R@{cutoff}", f"recall@{cutoff}")]
+        return [("R@1", "db_hit@1"), (f"R@{cutoff} tables", f"recall_micro@{cutoff}")]
+    return [(f"R@{cutoff}", f"recall_micro@{cutoff}")]
+
+
+def per_query_metric(metric: str) -> str:
+    """The per-query value behind a run-level metric, for paired tests: a micro recall is
+    a ratio of sums, so its queries are compared on their own recall@k."""
+    return metric.replace("recall_micro@", "recall@")
 
 
 def reference_of(query: Query, task: str) -> Any:
