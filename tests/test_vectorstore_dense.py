@@ -157,3 +157,26 @@ def test_unreachable_server_is_a_clear_error_not_a_hang(tmp_path: Path) -> None:
     with pytest.raises(VectorStoreError, match="chroma run"):
         VectorStore.from_settings(settings)
     assert time.monotonic() - started < 30
+
+
+def test_gold_rank_scoring_reuses_the_searched_query_vector() -> None:
+    """A missed query is scored against every table right after its search: the query is
+    embedded once, not again for the scoring."""
+    embedder = BagOfWords()
+    calls: list[tuple[str, ...]] = []
+    original = embedder.embed
+
+    def counting(texts, *, kind="document", progress=None):
+        if kind == "query":
+            calls.append(tuple(texts))
+        return original(texts, kind=kind)
+
+    embedder.embed = counting  # type: ignore[method-assign]
+    retriever = DenseRetriever(embedder, VectorStore.ephemeral())
+    retriever.index(TEXTS, corpus_key="six-reuse")
+    hits = retriever.search(["river basin"], top_k=2)
+    scores = retriever.score_all("river basin")
+    assert calls == [("river basin",)]
+    assert hits[0][0][1] == pytest.approx(scores[hits[0][0][0]], abs=1e-5)
+    retriever.score_all("city census")  # another query: embedded for the scoring
+    assert calls[-1] == ("city census",)

@@ -34,6 +34,9 @@ class DenseRetriever(Retriever):
         self._collection: Any = None
         self._n = 0
         self._matrix: np.ndarray | None = None
+        self._last_query: tuple[str, np.ndarray] | None = None
+        """The last query searched and its vector: gold-rank scoring of a missed query
+        (score_all) comes right after its search and reuses it."""
 
     @classmethod
     def from_spec(cls, embedder_spec: str, settings: Settings,
@@ -77,6 +80,7 @@ class DenseRetriever(Retriever):
     def search(self, queries: Sequence[str], *, top_k: int) -> list[Hits]:
         collection = self._require()
         vectors = self.embedder.embed(list(queries), kind="query")
+        self._last_query = (queries[-1], np.asarray(vectors[-1])) if len(queries) else None
         found = self.store.query(collection, vectors, top_k, size=self._n)
         # Chroma's HNSW breaks exact ties arbitrarily; re-sort so ties go to the lower index
         return [sorted(((int(i), s) for i, s in hits), key=lambda h: (-h[1], h[0]))
@@ -87,7 +91,10 @@ class DenseRetriever(Retriever):
         collection = self._require()
         if self._matrix is None:
             self._matrix = self.store.vectors(collection, [str(i) for i in range(self._n)])
-        vector = self.embedder.embed([query], kind="query")[0]
+        if self._last_query is not None and self._last_query[0] == query:
+            vector = self._last_query[1]
+        else:
+            vector = np.asarray(self.embedder.embed([query], kind="query")[0])
         return self._matrix @ vector
 
 
