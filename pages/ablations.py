@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._ui import resources, shell, url, widgets
+from pages._ui import jobs, resources, shell, url, widgets
 from pages._ui.text import plain
 from target_core.analysis.failure_figures import ablation_bars
+from target_core.engine.ablate import ablation_configs
+from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.retrievers import EXAMPLE_SPECS, split_spec
 from target_core.types import FORMATS
@@ -19,7 +21,6 @@ from target_core.views.ablations import (
     chosen_variants,
     load_ablation,
     missing_variants,
-    run_ablation,
     sensitivity_frame,
 )
 from target_core.views.params import unknown_message
@@ -73,26 +74,22 @@ except TargetError as exc:
 missing = missing_variants(report)
 label = (f"Run {len(missing)} missing variant(s)" if missing else "All variants are stored")
 if st.button(label, type="primary", disabled=not missing):
-    outer = st.progress(0.0, text="starting")
-    inner = st.progress(0.0, text="")
-
-    def on_variant(i: int, n: int, variant: str) -> None:
-        outer.progress(i / n, text=f"variant {i + 1}/{n}: {variant}")
-
-    def progress(done: int, total: int, what: str) -> None:
-        inner.progress(min(1.0, done / total) if total else 1.0,
-                       text=f"{what} {done:,}/{total:,}")
-
-    try:
-        run_ablation(resources.store(), resources.settings(), dataset.name, retriever,
-                              progress=progress, on_variant=on_variant, **options)
+    configs = ablation_configs(dataset.name, retriever,
+                               [v.variant for v in report.variants if v.run is None],
+                               top_k=top_k, limit=limit or None, seed=0)
+    try:  # one job per variant: they work on in worker processes
+        for config in configs:
+            launch_run(config, settings=resources.settings(), dataset=dataset)
     except TargetError as exc:
         st.error(str(exc))
         st.stop()
-    st.session_state["ablation-ran"] = f"Ran {len(missing)} variant(s)."
-    st.rerun()  # redraw with every variant stored (the button's label included)
+    st.session_state["ablation-ran"] = (
+        f"Launched {len(configs)} variant(s) as jobs: they work on when you leave this "
+        "page, and it redraws when they end.")
+    st.rerun()  # the sidebar, drawn before the click, then lists the new jobs
 if ran := st.session_state.pop("ablation-ran", None):
     st.success(ran)
+jobs.job_list(dataset.name, key="ablation")
 
 if report.hits.empty:
     st.info(f"No variant of {plain(retriever)} on {plain(dataset.name)} is stored yet "

@@ -55,8 +55,24 @@ def test_failures_page_attribution_for_a_generation_run(app) -> None:
     assert not at.error
 
 
+def _wait_for_jobs(workspace: Path, timeout: float = 120) -> list:
+    import time
+
+    from target_core.engine.jobs import JobStore
+
+    store = JobStore.in_workspace(workspace)
+    deadline = time.monotonic() + timeout
+    while True:
+        store.reap()
+        jobs = store.list_jobs()
+        if not any(j.active for j in jobs):
+            return jobs
+        assert time.monotonic() < deadline, jobs
+        time.sleep(0.2)
+
+
 def test_ablations_page_runs_the_missing_variants(app) -> None:
-    start, _ = app
+    start, settings = app
     at = start("pages/ablations.py", dataset="demo-qa", retriever="bm25", limit="40")
     assert "No variant" in at.info[0].value
     at.multiselect(key="ablation-rows").set_value(["all rows", "header only"])
@@ -67,6 +83,11 @@ def test_ablations_page_runs_the_missing_variants(app) -> None:
     button.click()
     at.run(timeout=120)
     assert not at.exception and not at.error
+    assert "Launched 4 variant(s) as jobs" in at.success[0].value
+    # each variant is a job in a worker process; when they end, every variant is stored
+    jobs = _wait_for_jobs(settings.workspace)
+    assert len(jobs) == 4 and {j.status for j in jobs} == {"done"}
+    at.run()
     assert at.button[0].label == "All variants are stored"
     assert "Table 2 layout" in [h.value for h in at.subheader]
     metrics = {m.label: m.value for m in at.metric}
