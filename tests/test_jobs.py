@@ -177,3 +177,38 @@ def test_cli_run_detach_jobs_and_cancel(settings: Settings) -> None:
     resumed = _cli(settings, "resume", job_id, "--json")
     assert json.loads(resumed.stdout)["status"] in ("queued", "running")
     assert _wait(settings, job_id, _finished).status == "done"
+
+
+def test_one_worker_per_job(settings: Settings) -> None:
+    """A second worker for a job that has a live one exits at once; resuming twice starts
+    one worker."""
+    from target_core.engine.workers import run_worker
+
+    job = launch_run(RunConfig("demo-qa", "bm25", limit=80), settings=settings).job
+    job = _wait(settings, job.job_id, lambda j: j.status == "running")
+    started = time.monotonic()
+    assert run_worker(job.job_id, settings) == 0  # in this process: not its worker
+    assert time.monotonic() - started < 5
+    assert JobStore.in_workspace(settings.workspace).get(job.job_id).pid == job.pid
+    cancel(job.job_id, settings)
+    _wait(settings, job.job_id, _finished)
+    first, second = resume(job.job_id, settings), resume(job.job_id, settings)
+    assert first.pid is not None and second.pid == first.pid
+    assert _wait(settings, job.job_id, _finished).status == "done"
+
+
+def test_the_sidebar_cancels_and_resumes_a_job(settings: Settings, app) -> None:
+    job = launch_run(RunConfig("demo-qa", "bm25", limit=120), settings=settings).job
+    _wait(settings, job.job_id, lambda j: j.status == "running" and j.done > 0)
+    at = app(page="pages/overview.py")
+    assert any("bm25 on demo" in m.value for m in at.sidebar.markdown)
+    cancel_button = next(b for b in at.sidebar.button if b.label == "Cancel")
+    cancel_button.click().run()
+    job = _wait(settings, job.job_id, _finished)
+    assert job.status == "cancelled"
+    at = app(page="pages/overview.py")
+    next(b for b in at.sidebar.button if b.label == "Resume").click().run()
+    assert not at.exception
+    job = _wait(settings, job.job_id, _finished)
+    assert job.status == "done", _log(settings, job)
+    assert RunStore.in_workspace(settings.workspace).get_run(job.run_id).n_done == 120

@@ -219,7 +219,11 @@ class JobStore:
             self._update(job_id, **values)
 
     def set_pid(self, job_id: str, pid: int) -> None:
-        self.update(job_id, pid=pid, pid_start=_process_start(pid))
+        """Record the worker just started (unless it has finished already)."""
+        with self._write():
+            self.db.execute("UPDATE jobs SET pid = ?, pid_start = ? WHERE job_id = ? AND "
+                            "status IN ('queued', 'running')",
+                            [pid, _process_start(pid), job_id])
 
     def progress(self, job_id: str, done: int, total: int, what: str) -> bool:
         """Record progress; True when a cancel was asked for."""
@@ -248,12 +252,17 @@ class JobStore:
         with self._write():
             return self._reap_locked()
 
-    def claim(self, job_id: str, max_jobs: int) -> str:
-        """Try to take a slot: 'running' when taken, 'queued' to wait, else the job's
-        status (cancelled while queued, ...), which ends the worker."""
+    def claim(self, job_id: str, max_jobs: int, pid: int) -> str:
+        """Worker `pid` tries to take a slot: 'claimed' when it did, 'queued' to wait;
+        'taken' when another worker owns the job, else the job's status (cancelled while
+        queued, ...): both end the worker."""
         with self._write():
             self._reap_locked()
             job = self.get(job_id)
+            if job.pid is None:  # a worker started by hand: it adopts the job
+                self._update(job_id, pid=pid, pid_start=_process_start(pid))
+            elif job.pid != pid:
+                return "taken"
             if job.status != "queued":
                 return job.status
             row = next(iter(self.db.query(
@@ -264,7 +273,7 @@ class JobStore:
             if row["running"] + row["ahead"] >= max_jobs:
                 return "queued"
             self._update(job_id, status="running", started_at=time.time(), error=None)
-            return "running"
+            return "claimed"
 
     def request_cancel(self, job_id: str) -> Job:
         """Cancel: a queued or dead job at once, a running one at its next progress call."""
@@ -277,15 +286,16 @@ class JobStore:
                 self._update(job_id, status="cancelled", finished_at=time.time(), error=None)
         return self.get(job_id)
 
-    def requeue(self, job_id: str) -> Job:
-        """An interrupted, cancelled or failed job queued again (for a new worker)."""
+    def requeue(self, job_id: str) -> bool:
+        """Queue an interrupted, cancelled or failed job again, for a new worker; False
+        when the job was in another state (e.g. another process requeued it first)."""
         with self._write():
             self._reap_locked()
-            job = self.get(job_id)
-            if job.status in ("interrupted", "cancelled", "failed"):
-                self._update(job_id, status="queued", pid=None, pid_start=None, cancel=0,
-                             queued_at=time.time(), finished_at=None, error=None)
-        return self.get(job_id)
+            if self.get(job_id).status not in ("interrupted", "cancelled", "failed"):
+                return False
+            self._update(job_id, status="queued", pid=None, pid_start=None, cancel=0,
+                         queued_at=time.time(), finished_at=None, error=None)
+            return True
 
     def active_like(self, config: RunConfig) -> Job | None:
         """A queued, running or interrupted job of this same configuration."""

@@ -105,9 +105,8 @@ def resume(job_id: str, settings: Settings) -> Job:
     """Start a new worker for an interrupted, cancelled or failed job; it resumes the
     stored run (finished queries are kept). An active or done job is left as it is."""
     jobs = JobStore.in_workspace(settings.workspace)
-    job = jobs.requeue(job_id)
-    if job.status == "queued" and job.pid is None:
-        spawn_worker(job, settings)
+    if jobs.requeue(job_id):  # only the process that requeued it starts its worker
+        spawn_worker(jobs.get(job_id), settings)
     return jobs.get(job_id)
 
 
@@ -159,10 +158,9 @@ def run_worker(job_id: str, settings: Settings) -> int:
     from target_core.engine.runner import run_retrieval
 
     jobs = JobStore.in_workspace(settings.workspace)
-    jobs.set_pid(job_id, os.getpid())
-    while (state := jobs.claim(job_id, settings.max_jobs)) == "queued":
+    while (state := jobs.claim(job_id, settings.max_jobs, os.getpid())) == "queued":
         time.sleep(POLL_S)
-    if state != "running":
+    if state != "claimed":
         return 0
     job = jobs.get(job_id)
     if job.run_id is not None and _run_complete(job.run_id, settings):
