@@ -7,11 +7,12 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from pages._ui import resources, shell, url
+from pages._ui import jobs, resources, shell, url
 from target_core.analysis.paper import PAPER_DATASETS
 from target_core.analysis.significance import VsBest
-from target_core.engine.reproduce import reproduce, stored_reproduction
+from target_core.engine.reproduce import reproduction_configs, stored_reproduction
 from target_core.engine.store import RunRecord
+from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.views.overview import (
     complete_runs,
@@ -70,16 +71,15 @@ def reproduction() -> None:
     done, missing = stored_reproduction(store, dataset, **options)
     if missing and st.button(f"Run the {len(missing)} missing baseline(s)", type="primary",
                              key="repro-run"):
-        outer, inner = st.progress(0.0, text="starting"), st.progress(0.0, text="")
-        try:
-            reproduce(resources.settings(), dataset.name, **options,
-                      on_method=lambda i, n, m: outer.progress(i / n, text=f"{i + 1}/{n}: {m}"),
-                      progress=lambda d, t, w: inner.progress(min(1.0, d / t) if t else 1.0,
-                                                              text=f"{w} {d:,}/{t:,}"))
+        try:  # one job per baseline: they work on in worker processes
+            for baseline, config in reproduction_configs(dataset.name, **options):
+                if baseline in missing:
+                    launch_run(config, settings=resources.settings(), dataset=dataset)
         except TargetError as exc:
             st.error(str(exc))
             return
-        st.rerun()
+        st.rerun()  # the sidebar, drawn before the click, then lists the new jobs
+    jobs.job_list(dataset.name, key="repro")  # the page redraws when they end
     if missing:
         st.caption("Not run yet: " + ", ".join(b.method for b in missing))
     st.caption(corpus_note(dataset.name, len(dataset.tables), limit or len(dataset.queries),

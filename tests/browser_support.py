@@ -9,11 +9,13 @@ import os
 from pathlib import Path
 
 import pytest
+from jobs_support import wait_for_jobs
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("screenshots", ROOT / "scripts" / "screenshots.py")
 assert _spec is not None and _spec.loader is not None
 screenshots = importlib.util.module_from_spec(_spec)
+__all__ = ["require_chromium", "screenshots", "wait_for_jobs"]
 _spec.loader.exec_module(screenshots)
 
 
@@ -26,21 +28,3 @@ def require_chromium() -> None:
                     pytrace=False)
     pytest.skip("chromium not installed (apt-get install chromium)", allow_module_level=True)
 
-
-def wait_for_jobs(workspace: Path, timeout: float = 240) -> list:
-    """The workspace's jobs once none is queued or running: runs launched in the browser
-    work in worker processes (target_core.engine.workers), not in the page."""
-    import time
-
-    from target_core.engine.jobs import JobStore
-
-    store = JobStore.in_workspace(workspace)
-    deadline = time.monotonic() + timeout
-    while True:
-        store.reap()
-        jobs = store.list_jobs()
-        if not any(job.active for job in jobs):
-            return jobs
-        if time.monotonic() > deadline:
-            raise AssertionError(f"jobs still active after {timeout} s: {jobs}")
-        time.sleep(0.3)

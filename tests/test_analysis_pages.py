@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from jobs_support import wait_for_jobs
 
 from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
@@ -55,22 +56,6 @@ def test_failures_page_attribution_for_a_generation_run(app) -> None:
     assert not at.error
 
 
-def _wait_for_jobs(workspace: Path, timeout: float = 120) -> list:
-    import time
-
-    from target_core.engine.jobs import JobStore
-
-    store = JobStore.in_workspace(workspace)
-    deadline = time.monotonic() + timeout
-    while True:
-        store.reap()
-        jobs = store.list_jobs()
-        if not any(j.active for j in jobs):
-            return jobs
-        assert time.monotonic() < deadline, jobs
-        time.sleep(0.2)
-
-
 def test_ablations_page_runs_the_missing_variants(app) -> None:
     start, settings = app
     at = start("pages/ablations.py", dataset="demo-qa", retriever="bm25", limit="40")
@@ -85,7 +70,7 @@ def test_ablations_page_runs_the_missing_variants(app) -> None:
     assert not at.exception and not at.error
     assert "Launched 4 variant(s) as jobs" in at.success[0].value
     # each variant is a job in a worker process; when they end, every variant is stored
-    jobs = _wait_for_jobs(settings.workspace)
+    jobs = wait_for_jobs(settings.workspace)
     assert len(jobs) == 4 and {j.status for j in jobs} == {"done"}
     at.run()
     assert at.button[0].label == "All variants are stored"

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from jobs_support import wait_for_jobs
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,24 +112,6 @@ def test_query_page_deep_link(app_with_runs) -> None:
     assert not at.error
 
 
-def _wait_for_jobs(workspace: Path, timeout: float = 120) -> list:
-    """Every job of the workspace once none is queued or running (they work in worker
-    processes, not in the page)."""
-    import time
-
-    from target_core.engine.jobs import JobStore
-
-    store = JobStore.in_workspace(workspace)
-    deadline = time.monotonic() + timeout
-    while True:
-        store.reap()
-        jobs = store.list_jobs()
-        if not any(j.active for j in jobs):
-            return jobs
-        assert time.monotonic() < deadline, jobs
-        time.sleep(0.2)
-
-
 def _launch(at: AppTest) -> None:
     next(b for b in at.button if b.label == "Launch").click().run()
 
@@ -141,7 +124,7 @@ def test_run_page_launches_a_run(app, tmp_path: Path) -> None:
     assert "1 job(s) launched" in at.success[0].value
     # the run works in a worker process: the page shows the job, and it completes
     assert any("bm25 on handmade" in m.value for m in at.main.markdown), at.main.markdown
-    (job,) = _wait_for_jobs(tmp_path / "ws")
+    (job,) = wait_for_jobs(tmp_path / "ws")
     assert job.status == "done" and job.pid is None
     from target_core.engine.store import RunStore
 
@@ -161,7 +144,7 @@ def test_run_page_launches_a_run(app, tmp_path: Path) -> None:
     # a fresh run is asked for: both kept, numbered in the list
     at.checkbox(key="run-fresh").check().run()
     _launch(at)
-    _wait_for_jobs(tmp_path / "ws")
+    wait_for_jobs(tmp_path / "ws")
     runs = RunStore.in_workspace(tmp_path / "ws").list_runs()
     assert len(runs) == 2
     at.run()
@@ -240,7 +223,7 @@ def test_run_page_gtr_t_preset_and_a_generation_run(app, tmp_path: Path) -> None
     assert not at.exception and not at.error, at.error
     from target_core.engine.store import RunStore
 
-    (job,) = _wait_for_jobs(tmp_path / "ws")
+    (job,) = wait_for_jobs(tmp_path / "ws")
     assert job.status == "done"
     (run,) = RunStore.in_workspace(tmp_path / "ws").list_runs()
     assert run.config.generation is not None

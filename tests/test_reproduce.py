@@ -108,6 +108,12 @@ def test_overview_reproduction_mode(app, tmp_path: Path) -> None:
     assert at.selectbox(key="repro-paper-demo-fact").value == "TabFact"
     at.button(key="repro-run").click().run()
     assert not at.exception and not at.error
+    # each baseline is a job in a worker process; the page shows them all once they end
+    from jobs_support import wait_for_jobs
+
+    jobs = wait_for_jobs(tmp_path / "ws")
+    assert len(jobs) == len(PAPER_METHODS) - 1 and {j.status for j in jobs} == {"done"}
+    at.run()
     table = at.dataframe[0].value
     assert len(table) == len(PAPER_METHODS) - 1 and "paper R" in table.columns
     assert any("1.7K tables" in c.value for c in at.caption)
