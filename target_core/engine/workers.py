@@ -11,10 +11,10 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from target_core.config import PROJECT_ROOT, Settings
 from target_core.engine.jobs import Job, JobStore
+from target_core.engine.store import RunRecord
 from target_core.errors import Cancelled, TargetError
 from target_core.types import Dataset, RunConfig
 
@@ -32,7 +32,7 @@ class Launch:
     """What launching a run did: started (or found) a job, or found the run complete."""
 
     job: Job | None
-    reused_run: Any = None
+    reused_run: RunRecord | None = None
     """The complete RunRecord of this configuration (nothing launched), or None."""
     existing: bool = False
     """The job was queued or running already (or interrupted, and is resumed)."""
