@@ -119,14 +119,9 @@ st.plotly_chart(win_tie_loss_bars(comparison, names=names), width="stretch")
 with st.expander("How these are computed"):
     st.markdown(plain(DEFINITIONS))
 
-if not view.by_difficulty.empty:
-    st.subheader("By difficulty")
-    st.dataframe(view.by_difficulty, hide_index=True, width="stretch",
-                 column_config={col: st.column_config.NumberColumn(format="%.3f")
-                                for col in view.by_difficulty.columns[1:]})
-    st.plotly_chart(view.difficulty_figure, width="stretch")
-    st.caption("Answer quality per difficulty level (GTR-T's Figure 5 for text-to-SQL: "
-               "EX = execution accuracy, EM = exact set match), over each run's queries.")
+widgets.difficulty_section(view.levels, "Answer quality per difficulty level (GTR-T's "
+                           "Figure 5 for text-to-SQL: EX = execution accuracy, EM = exact "
+                           "set match), over each run's queries.")
 
 st.subheader("Gold ranks per query")
 st.caption("The rank by which each run retrieved every gold table of the query (with one "

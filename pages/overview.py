@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from pages._ui import jobs, resources, shell, url
+from pages._ui import jobs, resources, shell, url, widgets
 from target_core.analysis.paper import PAPER_DATASETS
 from target_core.analysis.significance import VsBest
 from target_core.engine.reproduce import reproduction_configs, stored_reproduction
@@ -162,13 +162,8 @@ if chosen:
     st.plotly_chart(curves.figure, width="stretch")
     st.caption(f"Macro recall@k for k = 1…top-k of each run (TARGET's Figure 2); the paper "
                f"reports this dataset's task at k = {curves.paper_cutoff}.")
-    levels = difficulty_view(selected, name)
-    if not levels.empty:
-        st.subheader("By difficulty")
-        st.dataframe(levels.table, hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                    for c in levels.table.columns[1:]})
-        st.plotly_chart(levels.figure, width="stretch")
-        st.caption("Answer quality per difficulty level of the queries (GTR-T's Figure 5 "
-                   "for text-to-SQL: EX = execution accuracy, EM = exact set match), for "
-                   "the runs of this dataset with a generator.")
+    widgets.difficulty_section(
+        difficulty_view(selected, name),
+        "Answer quality per difficulty level of the queries (GTR-T's Figure 5 for "
+        "text-to-SQL: EX = execution accuracy, EM = exact set match), for the runs of "
+        "this dataset with a generator.")

@@ -9,6 +9,7 @@ bar per run and level.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -17,7 +18,8 @@ from plotly.subplots import make_subplots
 from target_core.engine.store import RunRecord
 from target_core.metrics.downstream import TASK_METRICS, difficulty_order
 
-__all__ = ["DIFFICULTY_METRICS", "difficulty_bars", "difficulty_frame", "difficulty_table"]
+__all__ = ["DIFFICULTY_METRICS", "DifficultyView", "by_difficulty", "difficulty_bars",
+           "difficulty_frame", "difficulty_table"]
 
 DIFFICULTY_METRICS: dict[str, tuple[tuple[str, str], ...]] = {
     "sql": (("EX", "execution_accuracy"), ("EM", "exact_set_match")),
@@ -84,3 +86,22 @@ def difficulty_bars(frame: pd.DataFrame) -> go.Figure:
                                                                "b": 40},
                          legend={"orientation": "h", "y": -0.2})
     return figure
+
+
+@dataclass(frozen=True)
+class DifficultyView:
+    table: pd.DataFrame
+    """One row per run, a column per metric and level ("EX easy")."""
+    figure: go.Figure
+    """GTR-T's Figure 5: a panel per metric, a bar per run and level."""
+
+    @property
+    def empty(self) -> bool:
+        return self.table.empty
+
+
+def by_difficulty(runs: Sequence[RunRecord], names: Mapping[str, str] | None = None
+                  ) -> DifficultyView:
+    """The runs' answer quality per difficulty level, as a table and GTR-T's Figure 5."""
+    frame = difficulty_frame(runs, names)
+    return DifficultyView(difficulty_table(frame), difficulty_bars(frame))

@@ -8,10 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from target_core.analysis.compare import RunComparison, compare_runs
-from target_core.analysis.difficulty import difficulty_bars, difficulty_frame, difficulty_table
+from target_core.analysis.difficulty import DifficultyView, by_difficulty
 from target_core.analysis.figures import run_names
 from target_core.analysis.report import flipped_table
 from target_core.analysis.significance import outcomes_frame
@@ -81,10 +80,9 @@ class CompareView:
     flipped: dict[str, pd.DataFrame]
     """Compared run id -> its flipped queries vs the baseline, with `open baseline` and
     `open compared` links to the Query page."""
-    by_difficulty: pd.DataFrame
-    """Answer quality per difficulty level of the runs with a generator, a row per run
-    (empty when none has per-level metrics); `difficulty_figure` draws it."""
-    difficulty_figure: go.Figure
+    levels: DifficultyView
+    """Answer quality per difficulty level, a row per run (empty when no run has
+    per-level metrics)."""
 
     @property
     def file_stem(self) -> str:
@@ -104,6 +102,4 @@ def compare_view(store: RunStore, run_ids: Sequence[str], k: int | None = None
         table["open baseline"] = [query_link(pair.baseline, q) for q in table["query_id"]]
         table["open compared"] = [query_link(pair.other, q) for q in table["query_id"]]
         flipped[pair.other] = table
-    levels = difficulty_frame(runs, names)
-    return CompareView(comparison, runs, outcomes, names, flipped, difficulty_table(levels),
-                       difficulty_bars(levels))
+    return CompareView(comparison, runs, outcomes, names, flipped, by_difficulty(runs, names))

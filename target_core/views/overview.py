@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 import plotly.graph_objects as go
 
-from target_core.analysis.difficulty import difficulty_bars, difficulty_frame, difficulty_table
+from target_core.analysis.difficulty import DifficultyView, by_difficulty
 from target_core.analysis.leaderboard import (
     Leaderboard,
     column_pairs,
@@ -127,22 +127,8 @@ def curves_view(store: RunStore, runs: Sequence[RunRecord], dataset: str) -> Cur
     return CurvesView(recall_at_k_curves(curves), cutoff)
 
 
-@dataclass(frozen=True)
-class DifficultyView:
-    table: pd.DataFrame
-    """One row per run with a generator, a column per metric and level ("EX easy")."""
-    figure: go.Figure
-    """GTR-T's Figure 5: a panel per metric, a bar per run and level."""
-
-    @property
-    def empty(self) -> bool:
-        return self.table.empty
-
-
 def difficulty_view(runs: Sequence[RunRecord], dataset: str) -> DifficultyView:
     """Answer quality per difficulty for the newest complete run of each configuration
     on `dataset` that has a generator and queries with difficulty levels."""
-    latest = [r for r in latest_complete(runs) if r.config.dataset == dataset
-              and r.config.generation is not None]
-    frame = difficulty_frame(latest)
-    return DifficultyView(difficulty_table(frame), difficulty_bars(frame))
+    return by_difficulty([r for r in latest_complete(runs) if r.config.dataset == dataset
+                          and r.config.generation is not None])
