@@ -5,8 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from pages._ui import resources, shell
+from target_core.engine.suite import launch_demo_suite
 from target_core.errors import TargetError
-from target_core.views.home import datasets_frame
+from target_core.views.home import datasets_frame, suite_summary
 
 shell.frame()
 st.title("TARGET Explorer")
@@ -16,6 +17,22 @@ st.markdown(
     "CSV or JSON) and what that costs in tokens, and browse the queries with their gold "
     "tables. Datasets follow TARGET's folder format; Spider folders and TARGET's hub "
     "datasets load too.")
+
+st.subheader("Start here")
+st.markdown(
+    "Run the demo suite: bm25, tfidf, dense:minilm and hybrid on each demo dataset, with "
+    "the offline heuristic generator (12 runs, offline, in the background). Then open the "
+    "Overview, or the Failures page to see why queries missed their tables.")
+cols = st.columns([1, 1, 3])
+if cols[0].button("Run the demo suite", type="primary", key="home-demo-suite"):
+    try:
+        launched = launch_demo_suite(resources.settings())
+    except TargetError as exc:
+        st.error(str(exc))
+    else:
+        summary = suite_summary(launched)
+        st.success(summary)
+cols[1].page_link("pages/overview.py", label="Go to Overview", icon=":material/leaderboard:")
 
 try:
     infos = resources.dataset_infos()

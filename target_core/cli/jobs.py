@@ -73,6 +73,34 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo_suite(args: argparse.Namespace) -> int:
+    from target_core.engine.jobs import ACTIVE, JobStore
+    from target_core.engine.suite import demo_suite_configs, launch_demo_suite
+
+    settings = load_settings(args.workspace)
+    launched = launch_demo_suite(settings)
+    ids = [launch.job.job_id for launch in launched if launch.job is not None]
+    if args.wait:
+        store = JobStore.in_workspace(settings.workspace)
+        started = time.monotonic()
+        while True:
+            store.reap()
+            jobs = [store.get(i) for i in ids]
+            if all(j.status not in ACTIVE for j in jobs):
+                break
+            time.sleep(1.0)
+        print(f"demo suite finished in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    rows = [{"dataset": c.dataset, "pipeline": c.label,
+             "job": launch.job.job_id if launch.job else "",
+             "run": launch.reused_run.run_id if launch.reused_run else ""}
+            for launch, c in zip(launched, demo_suite_configs(), strict=True)]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(format_rows(rows, ["dataset", "pipeline", "job", "run"]))
+    return 0
+
+
 def cmd_worker(args: argparse.Namespace) -> int:
     from target_core.engine.workers import run_worker
 
@@ -85,6 +113,8 @@ JOB_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     "resume": ("resume an interrupted, cancelled or failed job in a new worker", cmd_resume),
     "worker": ("the process a job runs in (started by run --detach and the Run page)",
                cmd_worker),
+    "demo-suite": ("launch the demo suite as jobs: bm25, tfidf, dense:minilm and hybrid on "
+                   "each demo dataset with the heuristic generator", cmd_demo_suite),
 }
 
 
@@ -92,6 +122,9 @@ def job_arguments(name: str, command: argparse.ArgumentParser) -> None:
     if name == "jobs":
         command.add_argument("--active", action="store_true",
                              help="only queued, running and interrupted jobs")
+    elif name == "demo-suite":
+        command.add_argument("--wait", action="store_true",
+                             help="wait until every launched run has finished")
     else:
         command.add_argument("job_id")
     if name == "cancel":

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from target_core.datasets import DatasetInfo
+from target_core.engine.workers import Launch
 from target_core.views.links import dataset_link
 
 HOME_COLUMNS = ["name", "task", "tables", "queries", "databases", "kind", "browse", "error"]
@@ -23,3 +24,13 @@ def datasets_frame(infos: Sequence[DatasetInfo]) -> pd.DataFrame:
     frame["error"] = frame["error"].fillna("")
     frame["browse"] = [dataset_link(name) for name in frame["name"]]
     return frame[HOME_COLUMNS]
+
+
+def suite_summary(launched: Sequence[Launch]) -> str:
+    """What launching the demo suite did, in one sentence."""
+    new = sum(1 for launch in launched if launch.job is not None and not launch.existing)
+    running = sum(1 for launch in launched if launch.existing)
+    done = sum(1 for launch in launched if launch.reused_run is not None)
+    return (f"Demo suite: {new} run(s) launched, {running} already queued or running, "
+            f"{done} complete already. Progress is in the sidebar; the Overview fills as "
+            "runs finish.")

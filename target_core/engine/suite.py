@@ -1,0 +1,27 @@
+"""The demo suite: the bundled demo datasets run by the built-in retrievers with the
+offline heuristic generator, launched as jobs, so a first visit has failures to explore
+(the Home page's button, `demo-suite` on the command line)."""
+
+from __future__ import annotations
+
+from target_core.config import Settings
+from target_core.engine.workers import Launch, launch_run
+from target_core.types import GenerationConfig, RunConfig
+
+__all__ = ["DEMO_DATASETS", "DEMO_RETRIEVERS", "demo_suite_configs", "launch_demo_suite"]
+
+DEMO_DATASETS = ("demo-qa", "demo-fact", "demo-sql")
+DEMO_RETRIEVERS = ("bm25", "tfidf", "dense:minilm", "hybrid")
+
+
+def demo_suite_configs() -> list[RunConfig]:
+    """Every demo dataset × every suite retriever, answered by the heuristic generator."""
+    return [RunConfig(dataset=dataset, retriever=retriever,
+                      generation=GenerationConfig("heuristic"))
+            for dataset in DEMO_DATASETS for retriever in DEMO_RETRIEVERS]
+
+
+def launch_demo_suite(settings: Settings) -> list[Launch]:
+    """Launch every suite run not complete yet as a job (complete ones are reused, queued
+    or running ones found); at most TARGET_MAX_JOBS work at once, the rest wait."""
+    return [launch_run(config, settings=settings) for config in demo_suite_configs()]
