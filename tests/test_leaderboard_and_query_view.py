@@ -161,3 +161,13 @@ def test_shading_matches_words_and_whole_numbers_only() -> None:
     header, cells = term_cells(table, terms)
     assert header == {1, 2}
     assert cells == {(1, 1), (2, 1), (3, 2)}  # 3.4 and 3.40; "room 3" has the word room
+
+
+def test_run_labels_lead_with_what_tells_runs_apart(workspace: Path) -> None:
+    """Regression: the sidebar showed "20261123-104706-cf879e · demo-" (the id first)."""
+    from target_core.views.runs import run_label
+
+    run = RunStore.in_workspace(workspace).list_runs()[0]
+    label = run_label(run)
+    assert label.startswith(f"{run.config.dataset} · {run.config.label} · ")
+    assert f"k={run.config.top_k}" in label and label.endswith(run.run_id)

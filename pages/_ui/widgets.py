@@ -10,6 +10,7 @@ from pages._ui.url import url_selectbox
 from target_core.analysis.difficulty import DifficultyView
 from target_core.errors import TargetError
 from target_core.types import VIEW_PRESETS, Dataset, TableView
+from target_core.views.runs import run_label
 
 
 def pick_dataset() -> str | None:
@@ -28,8 +29,7 @@ def pick_dataset() -> str | None:
 
 def pick_run(runs: list, key: str) -> str:
     """The sidebar's run selector over `runs` (RunRecords), kept in the URL as ?run=ID."""
-    labels = {r.run_id: f"{r.run_id} · {r.config.dataset} · {r.config.label} · "
-              f"{r.config.view.label} · k={r.config.top_k}" for r in runs}
+    labels = {r.run_id: run_label(r) for r in runs}
     return url_selectbox("Run", list(labels), param="run", key=key, where=st.sidebar,
                          format_func=labels.get, kind="run")
 

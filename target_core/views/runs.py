@@ -4,6 +4,7 @@ metric from metrics.tasks)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import pandas as pd
@@ -62,3 +63,11 @@ def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
 def runs_with_results(store: RunStore) -> list[RunRecord]:
     """Runs with at least one stored query (what the Query and Failures pages open)."""
     return [r for r in store.list_runs() if r.n_done]
+
+
+def run_label(run: RunRecord) -> str:
+    """A run as a picker shows it, most telling first (a narrow sidebar cuts the end):
+    dataset, retriever (→ generator), view, k, when it was made, then its id."""
+    made = time.strftime("%b %d %H:%M", time.localtime(run.created_at))
+    return (f"{run.config.dataset} · {run.config.label} · {run.config.view.label} · "
+            f"k={run.config.top_k} · {made} · {run.run_id}")
