@@ -72,16 +72,21 @@ elif answer is None:
     st.markdown(f"**Reference answer:** {plain(q.answer)}")
 
 
-def link(query_id: str | None, label: str) -> str:
-    if query_id is None:
-        return f"{label}: none"
-    return f"[{label}]({url.query_url(run_id, query_id)})"
+def go(target: str) -> None:
+    """Step to `target` in the sidebar's query picker (a callback: it runs before the
+    picker is drawn), in this tab and under the same filter."""
+    st.session_state[f"query-id-{run_id}-{shown}"] = target
 
 
 which = "wrong" if shown == "wrong answer" else "failed"
-st.markdown(f"{link(view.previous_failed, f'← previous {which}')} · "
-            f"{link(view.next_failed, f'next {which} →')} · {view.n_failed} {which} in this "
-            f"run", help=f"Retrieval failure: {FAILURE_RULE}.")
+steps = st.columns([1, 1, 4], vertical_alignment="center")
+steps[0].button(f"← previous {which}", key="query-previous", width="stretch",
+                disabled=view.previous_failed is None, on_click=go,
+                args=(view.previous_failed,))
+steps[1].button(f"next {which} →", key="query-next", width="stretch",
+                disabled=view.next_failed is None, on_click=go, args=(view.next_failed,))
+steps[2].caption(f"{view.n_failed} {which} in this run"
+                 + ("" if shown == "wrong answer" else f". Retrieval failure: {FAILURE_RULE}."))
 if answer is not None:
     render_answer(answer)
 

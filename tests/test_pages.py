@@ -229,3 +229,29 @@ def test_run_page_gtr_t_preset_and_a_generation_run(app, tmp_path: Path) -> None
     assert run.config.generation is not None
     assert run.config.generation.sql_schema == "tables" and run.config.view.format == "csv"
     assert "execution_accuracy" in run.metrics and run.n_done == 6
+
+
+def test_query_page_previous_and_next_stay_in_the_filter(app, tmp_path: Path) -> None:
+    """Regression: previous/next were links that opened a new tab and lost the filter."""
+    from target_core.config import load_settings
+    from target_core.engine.runner import run_retrieval
+    from target_core.engine.store import RunStore
+    from target_core.types import RunConfig
+    from target_core.views.query import failed_query_ids
+
+    settings = load_settings(tmp_path / "ws")
+    run = run_retrieval(RunConfig("demo-sql", "bm25", top_k=5, limit=60),
+                        settings=settings).run
+    failed = failed_query_ids(RunStore.in_workspace(settings.workspace), run)
+    assert len(failed) >= 3
+    at = app("pages/query.py", run=run.run_id, query=failed[0])
+    at.sidebar.radio(key="query-filter").set_value("missed by retrieval").run()
+    picker = f"query-id-{run.run_id}-missed by retrieval"
+    at.selectbox(key=picker).set_value(failed[0]).run()
+    assert at.button(key="query-previous").disabled
+    at.button(key="query-next").click().run()
+    assert at.selectbox(key=picker).value == failed[1]
+    assert at.sidebar.radio(key="query-filter").value == "missed by retrieval"
+    assert at.title[0].value.replace("\\", "") == f"Query {failed[1]}"
+    at.button(key="query-previous").click().run()
+    assert at.selectbox(key=picker).value == failed[0]
