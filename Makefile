@@ -1,6 +1,6 @@
 # Two commands set everything up on a fresh machine with Python 3.11:
 #   make run    install into .venv, then serve the dashboard on the bundled demo data
-#   make test   install into .venv, then lint and run the test suite
+#   make test   install into .venv, then lint, type-check and run the test suite
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

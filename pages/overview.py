@@ -10,9 +10,8 @@ import streamlit as st
 from pages._ui import jobs, resources, shell, url, widgets
 from target_core.analysis.paper import PAPER_DATASETS
 from target_core.analysis.significance import VsBest
-from target_core.engine.reproduce import reproduction_configs, stored_reproduction
+from target_core.engine.reproduce import launch_missing, stored_reproduction
 from target_core.engine.store import RunRecord
-from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.views.overview import (
     complete_runs,
@@ -72,9 +71,7 @@ def reproduction() -> None:
     if missing and st.button(f"Run the {len(missing)} missing baseline(s)", type="primary",
                              key="repro-run"):
         try:  # one job per baseline: they work on in worker processes
-            for baseline, config in reproduction_configs(dataset.name, **options):
-                if baseline in missing:
-                    launch_run(config, settings=resources.settings(), dataset=dataset)
+            launch_missing(resources.settings(), dataset, **options)
         except TargetError as exc:
             st.error(str(exc))
             return

@@ -11,7 +11,6 @@ import streamlit as st
 from pages._ui import jobs, resources, shell, widgets
 from pages._ui.text import plain
 from target_core.engine.presets import pipeline_preset
-from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
 from target_core.metrics.tasks import ANSWER_TASKS
@@ -23,7 +22,7 @@ from target_core.types import (
     GenerationConfig,
     RunConfig,
 )
-from target_core.views.runs import answers_label, runs_frame
+from target_core.views.runs import answers_label, launch_notes, runs_frame
 
 shell.frame()
 dataset = widgets.dataset_or_stop(widgets.pick_dataset())
@@ -110,27 +109,11 @@ fresh = st.checkbox("Fresh run", key="run-fresh",
                     "stored run is shown. Tick this to run it again; both runs are kept and "
                     "numbered in the list below.")
 if st.button("Launch", type="primary", disabled=not specs):
-    notes: list[tuple[str, str]] = []
-    launched = []
-    for spec in specs:
-        config = RunConfig(dataset=dataset.name, retriever=spec, view=view, top_k=top_k,
-                           limit=limit or None, seed=seed, generation=generation)
-        try:
-            launch = launch_run(config, settings=resources.settings(), fresh=fresh,
-                                dataset=dataset)
-        except TargetError as exc:
-            notes.append(("error", f"{spec}: {exc}"))
-            continue
-        if launch.job is None:
-            notes.append(("info", f"{spec}: this configuration is complete already as run "
-                          f"{launch.reused_run.run_id}; tick Fresh run to run it again."))
-            continue
-        launched.append(launch.job.job_id)
-    if launched:
-        notes.append(("success", f"{len(launched)} job(s) launched: " + ", ".join(launched)
-                      + ". They work on when you leave this page; follow them here or in "
-                      "the sidebar."))
-    st.session_state["run-notes"] = notes
+    configs = [RunConfig(dataset=dataset.name, retriever=spec, view=view, top_k=top_k,
+                         limit=limit or None, seed=seed, generation=generation)
+               for spec in specs]
+    st.session_state["run-notes"] = launch_notes(configs, settings=resources.settings(),
+                                                 fresh=fresh, dataset=dataset)
     st.rerun()  # the sidebar, drawn before the click, then lists the new jobs
 for kind, note in st.session_state.pop("run-notes", []):
     {"error": st.error, "info": st.info, "success": st.success}[kind](note)

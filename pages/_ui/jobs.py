@@ -9,7 +9,6 @@ restart) are resumed, once per server process and workspace."""
 from __future__ import annotations
 
 import time
-from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -18,7 +17,7 @@ from pages._ui.text import plain
 from target_core.engine.jobs import Job, JobStore
 from target_core.engine.workers import cancel, resume, resume_interrupted
 from target_core.errors import TargetError
-from target_core.views.links import run_queries_link
+from target_core.views.links import run_page_link, run_queries_link
 
 POLL_S = 2.0
 """Seconds between two looks at the jobs while one is active."""
@@ -57,7 +56,7 @@ def _resume(job_id: str) -> None:
 def _link(job: Job) -> str:
     if job.status == "done" and job.run_id:
         return f"[queries]({run_queries_link(job.run_id)})"
-    return f"[run page](run?{urlencode({'dataset': job.config.dataset})})"
+    return f"[run page]({run_page_link(job.config.dataset)})"
 
 
 def job_line(job: Job, key: str) -> None:

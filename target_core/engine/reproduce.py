@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from target_core.config import Settings
 from target_core.engine.runner import run_retrieval, with_task_defaults
 from target_core.engine.store import RunRecord, RunStore
+from target_core.engine.workers import Launch, launch_run
 from target_core.progress import Progress, no_progress
 from target_core.types import VIEW_PRESETS, Dataset, GenerationConfig, RunConfig, TableView
 
-__all__ = ["Baseline", "baselines", "reproduce", "reproduction_configs",
+__all__ = ["Baseline", "baselines", "launch_missing", "reproduce", "reproduction_configs",
            "stored_reproduction"]
 
 PAPER_K = 10
@@ -109,3 +110,14 @@ def stored_reproduction(store: RunStore, dataset: Dataset, *, generator: str | N
         else:
             done.append((baseline, run))
     return done, missing
+
+
+def launch_missing(settings: Settings, dataset: Dataset, *, generator: str | None = None,
+                   embedder: str = "minilm", summarizer: str = "heuristic",
+                   limit: int | None = None, seed: int = 0) -> list[Launch]:
+    """Launch every baseline not complete yet as a job (the Overview's button); complete
+    ones are reused, queued or running ones found."""
+    return [launch_run(config, settings=settings, dataset=dataset)
+            for _, config in reproduction_configs(dataset.name, generator=generator,
+                                                  embedder=embedder, summarizer=summarizer,
+                                                  limit=limit, seed=seed)]

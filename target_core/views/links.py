@@ -19,3 +19,8 @@ def run_queries_link(run_id: str) -> str:
 def dataset_link(name: str) -> str:
     """The Datasets page on one dataset."""
     return "datasets?" + urlencode({"dataset": name})
+
+
+def run_page_link(dataset: str) -> str:
+    """The Run page on one dataset."""
+    return "run?" + urlencode({"dataset": dataset})

@@ -9,8 +9,12 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from target_core.config import Settings
 from target_core.engine.store import RunRecord, RunStore
+from target_core.engine.workers import launch_run
+from target_core.errors import TargetError
 from target_core.metrics.tasks import task_rules
+from target_core.types import Dataset, RunConfig
 from target_core.views.links import run_queries_link
 
 RUN_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "repeat", "queries",
@@ -71,3 +75,29 @@ def run_label(run: RunRecord) -> str:
     made = time.strftime("%b %d %H:%M", time.localtime(run.created_at))
     return (f"{run.config.dataset} · {run.config.label} · {run.config.view.label} · "
             f"k={run.config.top_k} · {made} · {run.run_id}")
+
+
+def launch_notes(configs: Sequence[RunConfig], *, settings: Settings, fresh: bool,
+                 dataset: Dataset) -> list[tuple[str, str]]:
+    """Launch each configuration as a job; what happened, as (kind, sentence) for a page:
+    an error per refused spec, a note per configuration complete already (reused), one
+    success naming the jobs launched."""
+    notes: list[tuple[str, str]] = []
+    launched = []
+    for config in configs:
+        try:
+            launch = launch_run(config, settings=settings, fresh=fresh, dataset=dataset)
+        except TargetError as exc:
+            notes.append(("error", f"{config.retriever}: {exc}"))
+            continue
+        if launch.job is None:
+            done = launch.reused_run.run_id if launch.reused_run else "?"
+            notes.append(("info", f"{config.retriever}: this configuration is complete "
+                          f"already as run {done}; tick Fresh run to run it again."))
+            continue
+        launched.append(launch.job.job_id)
+    if launched:
+        notes.append(("success", f"{len(launched)} job(s) launched: " + ", ".join(launched)
+                      + ". They work on when you leave this page; follow them here or in "
+                      "the sidebar."))
+    return notes
