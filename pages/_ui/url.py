@@ -28,6 +28,7 @@ from target_core.views.params import ParamError, check_choice, parse_int
 
 _WRITTEN = "_url-written"  # the query parameters as this session last wrote them
 _FROM_LINK = "_url-from-link"
+_STICKY = "_sticky-"  # + a name: the session's latest choice of a dataset or run
 
 
 @overload
@@ -110,6 +111,18 @@ def read_choice(name: str, known: Sequence[str], *, kind: str | None = None,
         raise  # unreachable: st.stop() raises
 
 
+def sticky(name: str) -> str | None:
+    """The session's latest choice of `name` ("dataset", "run") on any page, if any: it
+    follows the user across pages (the sidebar's links carry no parameters)."""
+    value = st.session_state.get(_STICKY + name)
+    return None if value is None else str(value)
+
+
+def remember(name: str, value: object) -> None:
+    """Note `value` as the session's latest choice of `name` (see sticky)."""
+    st.session_state[_STICKY + name] = str(value)
+
+
 def _echo_key(key: str) -> str:
     return f"_url-{key}"
 
@@ -131,7 +144,7 @@ def echo(values: Mapping[str, str | None], *, key: str) -> None:
 def url_selectbox(label: str, options: list, *, param: str, key: str,
                   where: object = None, default: object = None, widget: str = "selectbox",
                   kind: str | None = None, among: str | None = None, follow: bool = True,
-                  **kwargs: object) -> object:
+                  stick: str | None = None, **kwargs: object) -> object:
     """A selectbox (or another single-choice `widget`, e.g. "radio") kept in the URL as
     ?param=VALUE.
 
@@ -144,11 +157,18 @@ def url_selectbox(label: str, options: list, *, param: str, key: str,
     that other choice (the Query page's table belongs to its query). Putting the URL
     value in the widget key instead would make a new widget on every change and lose
     every second choice.
+
+    `stick` names a choice that follows the user across pages (see sticky): a visit
+    without the parameter (the sidebar's page links) opens the session's latest choice
+    of it when it is among `options`, and the widget's value becomes that choice.
     """
     by_text = {str(o): o for o in options}
     url = read(param)
     echoed = _echo_key(key)
     fallback = default if default in options else options[0]
+    followed = sticky(stick) if stick else None
+    if url is None and followed in by_text and from_link():
+        st.session_state[key] = by_text[followed]
     if from_link() and url is not None and url != st.session_state.get(echoed):
         if url not in by_text:
             try:
@@ -166,6 +186,8 @@ def url_selectbox(label: str, options: list, *, param: str, key: str,
     value = getattr(where or st, widget)(label, options, key=key, **kwargs)
     write(**{param: str(value)})
     st.session_state[echoed] = str(value)
+    if stick:
+        remember(stick, value)
     return value
 
 

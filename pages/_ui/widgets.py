@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages._ui import resources
-from pages._ui.url import url_selectbox
+from pages._ui.url import remember, sticky, url_selectbox
 from target_core.analysis.difficulty import DifficultyView
 from target_core.errors import TargetError
 from target_core.types import VIEW_PRESETS, Dataset, TableView
@@ -14,7 +14,8 @@ from target_core.views.runs import run_label
 
 
 def pick_dataset() -> str | None:
-    """The sidebar's dataset selector, kept in the URL as ?dataset=NAME."""
+    """The sidebar's dataset selector, kept in the URL as ?dataset=NAME; without the
+    parameter it opens the dataset the user chose last on any page."""
     try:
         names = resources.dataset_names()
     except TargetError as exc:
@@ -24,14 +25,25 @@ def pick_dataset() -> str | None:
         st.sidebar.warning("No datasets found. Add a folder on TARGET_DATASETS.")
         return None
     return url_selectbox("Dataset", names, param="dataset", key="dataset", where=st.sidebar,
-                         default="demo-qa", kind="dataset")
+                         default="demo-qa", kind="dataset", stick="dataset")
 
 
 def pick_run(runs: list, key: str) -> str:
-    """The sidebar's run selector over `runs` (RunRecords), kept in the URL as ?run=ID."""
+    """The sidebar's run selector over `runs` (RunRecords, newest first), kept in the URL
+    as ?run=ID. Without the parameter it opens the run the user chose last, or when the
+    user has since picked another dataset, that dataset's newest run. Choosing a run
+    makes its dataset the current one."""
     labels = {r.run_id: run_label(r) for r in runs}
-    return url_selectbox("Run", list(labels), param="run", key=key, where=st.sidebar,
-                         format_func=labels.get, kind="run")
+    dataset_of = {r.run_id: r.config.dataset for r in runs}
+    chosen_dataset, chosen_run = sticky("dataset"), sticky("run")
+    if chosen_dataset and dataset_of.get(chosen_run or "") != chosen_dataset:
+        newest = next((r.run_id for r in runs if r.config.dataset == chosen_dataset), None)
+        if newest:
+            remember("run", newest)
+    run_id = url_selectbox("Run", list(labels), param="run", key=key, where=st.sidebar,
+                           format_func=labels.get, kind="run", stick="run")
+    remember("dataset", dataset_of[run_id])
+    return run_id
 
 
 def dataset_or_stop(name: str | None) -> Dataset:
