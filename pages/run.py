@@ -6,6 +6,8 @@ below. The GTR-T button fills in seed 001's pipeline."""
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from pages._ui import jobs, resources, shell, widgets
@@ -112,11 +114,14 @@ if st.button("Launch", type="primary", disabled=not specs):
     configs = [RunConfig(dataset=dataset.name, retriever=spec, view=view, top_k=top_k,
                          limit=limit or None, seed=seed, generation=generation)
                for spec in specs]
-    st.session_state["run-notes"] = launch_notes(configs, settings=resources.settings(),
-                                                 fresh=fresh, dataset=dataset)
+    notes = launch_notes(configs, settings=resources.settings(), fresh=fresh, dataset=dataset)
+    st.session_state["run-notes"] = (dataset.name, time.strftime("%H:%M:%S"), notes)
     st.rerun()  # the sidebar, drawn before the click, then lists the new jobs
-for kind, note in st.session_state.pop("run-notes", []):
-    {"error": st.error, "info": st.info, "success": st.success}[kind](note)
+# the last launch's notes stay (timed) while its dataset is shown: the page redraws
+# whenever a job starts or ends, and a note that vanished then was never read
+if (last := st.session_state.get("run-notes")) and last[0] == dataset.name:
+    for kind, note in last[2]:
+        {"error": st.error, "info": st.info, "success": st.success}[kind](f"{last[1]} · {note}")
 
 jobs.job_list(dataset.name, key="run", heading="#### Jobs on this dataset")
 

@@ -212,3 +212,30 @@ def test_the_sidebar_cancels_and_resumes_a_job(settings: Settings, app) -> None:
     job = _wait(settings, job.job_id, _finished)
     assert job.status == "done", _log(settings, job)
     assert RunStore.in_workspace(settings.workspace).get_run(job.run_id).n_done == 120
+
+
+def test_a_job_label_tells_ablation_variants_apart(settings: Settings) -> None:
+    from target_core.types import TableView
+
+    store = JobStore.in_workspace(settings.workspace)
+    header = store.create(RunConfig("demo-qa", "bm25", view=TableView(rows=0)), fresh=False)
+    default = store.create(RunConfig("demo-qa", "bm25"), fresh=False)
+    assert header.label == "bm25 on demo-qa · header-only"
+    assert default.label == "bm25 on demo-qa · default"
+
+
+def test_a_page_run_reads_the_job_table_once_per_listing(app, monkeypatch) -> None:
+    looks: list[str | None] = []
+    real = JobStore.list_jobs
+
+    def counted(self, *args, **kwargs):
+        if "statuses" not in kwargs:  # not the resume of interrupted jobs at start
+            looks.append(kwargs.get("dataset"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(JobStore, "list_jobs", counted)
+    app(page="pages/datasets.py")
+    assert looks == [None]  # the sidebar's
+    looks.clear()
+    app(page="pages/run.py", dataset="demo-fact")
+    assert len(looks) == 2 and set(looks) == {"demo-fact", None}  # sidebar, page

@@ -133,6 +133,8 @@ def test_run_page_launches_a_run(app, tmp_path: Path) -> None:
     assert job.run_id == run.run_id
     at.run()
     assert at.dataframe[-1].value["run_id"].tolist() == [run.run_id]
+    # the note outlives the redraws that follow the job (it vanished on the first)
+    assert "1 job(s) launched" in at.success[0].value
     # every page's sidebar lists the job, linked to its run (a new session: AppTest runs
     # app.py's shell on a session's first run only)
     sidebar = [m.value for m in app(page="pages/home.py").sidebar.markdown]

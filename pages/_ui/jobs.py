@@ -74,13 +74,20 @@ def job_line(job: Job, key: str) -> None:
                   help="Start a new worker: it resumes the run, keeping finished queries.")
 
 
+def _looked(key: str) -> str:
+    return f"_jobs-looked-{key}"
+
+
 def _active_ids(jobs: list[Job]) -> tuple[str, ...]:
     return tuple(sorted(j.job_id for j in jobs if j.active))
 
 
 def _listing(dataset: str | None, key: str, heading: str | None, watched: tuple[str, ...]
              ) -> None:
-    jobs = _jobs(dataset)
+    # the page's own run looked already (job_list); the fragment's reruns look again
+    jobs = st.session_state.pop(_looked(key), None)
+    if jobs is None:
+        jobs = _jobs(dataset)
     if _active_ids(jobs) != watched:
         st.rerun()  # a job started or ended: the whole page (its run lists) is stale
     if not jobs:
@@ -92,8 +99,11 @@ def _listing(dataset: str | None, key: str, heading: str | None, watched: tuple[
 
 
 def job_list(dataset: str | None = None, *, key: str, heading: str | None = None) -> None:
-    """The jobs (of one dataset, or all), kept up to date while any is active."""
-    watched = _active_ids(_jobs(dataset))
+    """The jobs (of one dataset, or all), kept up to date while any is active: one look
+    at the job table per page run, and one per poll."""
+    jobs = _jobs(dataset)
+    st.session_state[_looked(key)] = jobs
+    watched = _active_ids(jobs)
     every = POLL_S if watched else None
     st.fragment(_listing, run_every=every)(dataset, key, heading, watched)
 

@@ -85,7 +85,9 @@ class Job:
 
     @property
     def label(self) -> str:
-        return f"{self.config.label} on {self.config.dataset}"
+        """e.g. 'bm25 → heuristic on demo-qa · header only': what tells two jobs apart
+        (ablation variants differ only in their view)."""
+        return f"{self.config.label} on {self.config.dataset} · {self.config.view.label}"
 
     def describe(self) -> str:
         """One line: status and progress, e.g. 'running: retrieving 12/60'."""
