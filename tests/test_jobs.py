@@ -239,3 +239,31 @@ def test_a_page_run_reads_the_job_table_once_per_listing(app, monkeypatch) -> No
     looks.clear()
     app(page="pages/run.py", dataset="demo-fact")
     assert len(looks) == 2 and set(looks) == {"demo-fact", None}  # sidebar, page
+
+
+def test_cli_ablate_and_reproduce_detach_launch_jobs(settings: Settings) -> None:
+    out = _cli(settings, "ablate", "--detach", "--dataset", "demo-qa", "--retriever", "bm25",
+               "--limit", "20", "--rows", "all,0", "--formats", "markdown")
+    assert out.returncode == 0, out.stderr
+    ids = out.stdout.split()
+    assert len(ids) == 4 and all(i.startswith("job-") for i in ids)  # 2 rows × title
+    jobs = {j.job_id: j for j in JobStore.in_workspace(settings.workspace).list_jobs()}
+    assert {jobs[i].config.view.rows for i in ids} == {None, 0}
+    for job_id in ids:
+        assert _wait(settings, job_id, _finished).status == "done"
+    again = _cli(settings, "ablate", "--detach", "--dataset", "demo-qa", "--retriever",
+                 "bm25", "--limit", "20", "--rows", "all,0", "--formats", "markdown")
+    assert again.stdout.strip() == "" and again.stderr.count("complete already") == 4
+    shown = _cli(settings, "ablate", "--dataset", "demo-qa", "--retriever", "bm25",
+                 "--limit", "20", "--rows", "all,0", "--formats", "markdown", "--json")
+    done = {JobStore.in_workspace(settings.workspace).get(i).run_id for i in ids}
+    table = json.loads(shown.stdout)["table"]
+    assert {row["run"] for row in table} == done  # the jobs' runs, not run again
+
+    out = _cli(settings, "reproduce", "--detach", "--dataset", "demo-qa", "--paper",
+               "OTTQA", "--limit", "10", "--json")
+    assert out.returncode == 0, out.stderr
+    launched = json.loads(out.stdout)
+    assert len(launched) >= 3 and all(item["job_id"].startswith("job-") for item in launched)
+    for item in launched:
+        _cli(settings, "cancel", item["job_id"])

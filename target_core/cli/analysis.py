@@ -135,6 +135,14 @@ def cmd_ablate(args: argparse.Namespace) -> int:
     rows = _rows_list(args.rows)
     formats = tuple(f.strip() for f in args.formats.split(",")) if args.formats else None
     variants = ablation_variants(rows or DEFAULT_ROWS, formats or FORMATS)
+    if args.detach:
+        from target_core.cli.jobs import print_launches
+        from target_core.engine.ablate import ablation_configs
+        from target_core.engine.workers import launch_run
+
+        configs = ablation_configs(args.dataset, args.retriever, variants, top_k=args.top_k,
+                                   limit=args.limit, seed=args.seed)
+        return print_launches(args, [launch_run(c, settings=settings) for c in configs])
     report = run_ablation(_store(args), settings, args.dataset, args.retriever,
                           top_k=args.top_k, limit=args.limit, seed=args.seed,
                           variants=variants,
@@ -241,6 +249,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     settings = load_settings(args.workspace)
     paper_dataset(args.paper)  # an unknown name fails before any run
     data = load_dataset(args.dataset, settings)
+    if args.detach:
+        from target_core.cli.jobs import print_launches
+        from target_core.engine.reproduce import launch_missing
+
+        return print_launches(args, launch_missing(
+            settings, data, generator=args.generator, embedder=args.embedder,
+            summarizer=args.summarizer, limit=args.limit, seed=args.seed))
     bar = ProgressBar(args.progress or sys.stderr.isatty())
     done = reproduce(settings, args.dataset, generator=args.generator,
                      embedder=args.embedder, summarizer=args.summarizer, limit=args.limit,
@@ -303,6 +318,9 @@ def analysis_arguments(name: str, command: argparse.ArgumentParser) -> None:
                              "markdown,csv,json; the first rows setting with the title)")
         command.add_argument("--progress", action="store_true",
                              help="draw progress even when stderr is not a terminal")
+        command.add_argument("--detach", action="store_true",
+                             help="launch the missing runs as jobs in worker processes: "
+                                  "print their ids and return (follow them with `jobs`)")
     elif name == "failures":
         command.add_argument("run_id")
         command.add_argument("--k", type=int, help="cutoff (default: the run's top_k, at "
@@ -324,6 +342,9 @@ def analysis_arguments(name: str, command: argparse.ArgumentParser) -> None:
         command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
         command.add_argument("--progress", action="store_true",
                              help="draw progress even when stderr is not a terminal")
+        command.add_argument("--detach", action="store_true",
+                             help="launch the missing runs as jobs in worker processes: "
+                                  "print their ids and return (follow them with `jobs`)")
     elif name == "attribution":
         command.add_argument("run_id", help="a run with a generator and retrieved context")
         command.add_argument("--oracle", metavar="RUN_ID", help="the oracle-context run of "

@@ -132,6 +132,26 @@ def job_arguments(name: str, command: argparse.ArgumentParser) -> None:
                              help="wait up to SECONDS for a running job to stop")
 
 
+def print_launches(args: argparse.Namespace, launches: list[Launch]) -> int:
+    """`ablate --detach` and `reproduce --detach`: one job id per line on stdout for
+    each run launched (or found queued or running), a note on stderr for each complete
+    one (nothing launched); with --json, all of it as one list."""
+    if args.json:
+        print(json.dumps([(launch.job.to_dict() | {"existing": launch.existing})
+                          if launch.job else {"reused_run": launch.reused_run.run_id
+                                              if launch.reused_run else None}
+                          for launch in launches], indent=2))
+        return 0
+    for launch in launches:
+        if launch.job is not None:
+            print_launch(args, launch, launch.job)
+        elif launch.reused_run is not None:
+            print(f"complete already: run {launch.reused_run.run_id} "
+                  f"({launch.reused_run.config.label}, {launch.reused_run.config.view.label})",
+                  file=sys.stderr)
+    return 0
+
+
 def print_launch(args: argparse.Namespace, launch: Launch, job: Job) -> None:
     """`run --detach`'s output: the job id on stdout (the job as JSON with --json)."""
     note = " (already launched)" if launch.existing else ""
