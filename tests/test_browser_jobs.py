@@ -89,3 +89,52 @@ def test_a_launched_run_survives_navigation_and_a_server_restart(tmp_path: Path)
         job = jobs.get(job.job_id)
         if job.active and job.pid:
             os.kill(job.pid, signal.SIGKILL)
+
+
+def test_the_sidebar_cancels_a_job_and_resumes_it(tmp_path: Path) -> None:
+    import time
+
+    from target_core.config import load_settings
+    from target_core.engine.jobs import JobStore
+    from target_core.engine.store import RunStore
+    from target_core.engine.workers import launch_run
+    from target_core.types import RunConfig
+
+    out = _shots(tmp_path)
+    workspace = tmp_path / "ws"
+    settings = load_settings(workspace)
+    jobs = JobStore.in_workspace(workspace)
+    # embedding the corpus first: long enough to be cancelled mid-way
+    job = launch_run(RunConfig("demo-qa", "dense:minilm", limit=30), settings=settings).job
+    assert job is not None
+    try:
+        with screenshots.serve_app({"TARGET_WORKSPACE": str(workspace)}) as base, \
+                screenshots.browser_page(height=1100) as page:
+            screenshots.visit(page, f"{base}/overview")
+            sidebar = page.locator(SIDEBAR)
+            sidebar.get_by_role("button", name="Cancel").click(timeout=60_000)
+            deadline = time.monotonic() + 120
+            while jobs.get(job.job_id).status != "cancelled":
+                assert time.monotonic() < deadline, jobs.get(job.job_id)
+                time.sleep(0.5)
+            sidebar.get_by_role("button", name="Resume").wait_for(timeout=30_000)
+            page.mouse.move(700, 500)  # no tooltip over the job's status
+            screenshots.settle(page)
+            page.screenshot(path=str(out / "jobs_cancelled.png"), full_page=True)
+            assert "cancelled" in sidebar.inner_text()
+            cancelled = RunStore.in_workspace(workspace).get_run(jobs.get(job.job_id).run_id)
+            assert cancelled.status == "cancelled"
+            sidebar.get_by_role("button", name="Resume").click()
+            sidebar.get_by_role("link", name="queries").wait_for(timeout=LONG)
+            screenshots.settle(page)
+            page.screenshot(path=str(out / "jobs_resumed.png"), full_page=True)
+            assert page.locator(EXCEPTION).count() == 0
+            done = jobs.get(job.job_id)
+            assert done.status == "done", done
+            run = RunStore.in_workspace(workspace).get_run(done.run_id)
+            assert run.status == "complete" and run.n_done == 30
+            assert run.run_id == cancelled.run_id  # resumed, not started again
+    finally:
+        job = jobs.get(job.job_id)
+        if job.active and job.pid:
+            os.kill(job.pid, signal.SIGKILL)
