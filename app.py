@@ -23,6 +23,7 @@ PAGES = [
             url_path="query"),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:",
             url_path="compare"),
+    st.Page("pages/matrix.py", title="All runs", icon=":material/grid_on:", url_path="matrix"),
     st.Page("pages/ablations.py", title="Ablations", icon=":material/tune:",
             url_path="ablations"),
     st.Page("pages/failures.py", title="Failures", icon=":material/report:",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._ui import resources, shell, url, widgets
+from pages._ui import resources, shell, slices, url, widgets
 from pages._ui.text import plain
 from target_core.analysis.figures import ci_forest, rank_scatter, win_tie_loss_bars
 from target_core.analysis.report import (
@@ -17,7 +17,12 @@ from target_core.analysis.report import (
 )
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
-from target_core.views.compare import CompareChoices, compare_choices, compare_view
+from target_core.views.compare import (
+    CompareChoices,
+    compare_choices,
+    compare_slices,
+    compare_view,
+)
 from target_core.views.params import ParamError, check_choice, parse_int
 
 
@@ -92,6 +97,7 @@ k = st.sidebar.selectbox("k (hit@k)", ks, key="compare-k",
                          help="The cutoff of hit@k and of the flipped queries.")
 written["k"] = str(k)
 url.echo(written, key="compare")
+slices.check_link([dataset], dataset)  # a bad ?slice= stops here
 
 try:
     view = compare_view(store, selected, k)
@@ -119,9 +125,9 @@ st.plotly_chart(win_tie_loss_bars(comparison, names=names), width="stretch")
 with st.expander("How these are computed"):
     st.markdown(plain(DEFINITIONS))
 
-widgets.difficulty_section(view.levels, "Answer quality per difficulty level (GTR-T's "
-                           "Figure 5 for text-to-SQL: EX = execution accuracy, EM = exact "
-                           "set match), over each run's queries.")
+slices.slice_section(
+    dataset, lambda metadata, field: compare_slices(store, view, metadata, field),
+    key=f"compare-slice-{dataset}")
 
 st.subheader("Gold ranks per query")
 st.caption("The rank by which each run retrieved every gold table of the query (with one "

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from pages._ui import jobs, resources, shell, url, widgets
+from pages._ui import jobs, resources, shell, slices, url
 from target_core.analysis.paper import PAPER_DATASETS
 from target_core.analysis.significance import VsBest
 from target_core.engine.reproduce import launch_missing, stored_reproduction
@@ -16,12 +16,12 @@ from target_core.errors import TargetError
 from target_core.views.overview import (
     complete_runs,
     curves_view,
-    difficulty_view,
     leaderboard_significance_ids,
     leaderboard_view,
     overview_filters,
     select_runs,
     significance_of,
+    slice_view,
 )
 from target_core.views.reproduce import (
     corpus_note,
@@ -127,6 +127,7 @@ chosen_tasks = cols[1].multiselect("Tasks", filters.tasks, default=filters.tasks
 in_task = filters.datasets(chosen_tasks)
 chosen = cols[0].multiselect("Datasets", in_task, default=in_task, key="overview-datasets")
 selected = select_runs(runs, chosen, chosen_tasks)
+slices.check_link(chosen, "the chosen datasets")  # a bad ?slice= stops here
 
 board = leaderboard_view(store, selected, vs_best)
 st.subheader("Leaderboard")
@@ -159,8 +160,6 @@ if chosen:
     st.plotly_chart(curves.figure, width="stretch")
     st.caption(f"Macro recall@k for k = 1…top-k of each run (TARGET's Figure 2); the paper "
                f"reports this dataset's task at k = {curves.paper_cutoff}.")
-    widgets.difficulty_section(
-        difficulty_view(selected, name),
-        "Answer quality per difficulty level of the queries (GTR-T's Figure 5 for "
-        "text-to-SQL: EX = execution accuracy, EM = exact set match), for the runs of "
-        "this dataset with a generator.")
+    slices.slice_section(
+        name, lambda metadata, field: slice_view(store, selected, name, metadata, field),
+        key=f"overview-slice-{name}")

@@ -29,6 +29,7 @@ def test_bad_links_show_an_error_naming_the_parameter(tmp_path: Path) -> None:
         f"compare?runs={bm25},nonexistent": "Unknown run 'nonexistent'",
         f"compare?runs={bm25},{tfidf}&k=abc": "Invalid k 'abc' in the link",
         f"failures?run={bm25}&k=0": "Invalid k '0' in the link",
+        "matrix?dataset=demo-qa&outcome=most": "Unknown outcome 'most' in the link",
     }
     with screenshots.serve_app({"TARGET_WORKSPACE": str(workspace)}) as base, \
             screenshots.browser_page() as page:

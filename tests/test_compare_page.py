@@ -259,7 +259,7 @@ def test_compare_two_runs(app, runs) -> None:
     assert list(tests["metric"]) == ["hit@10", "mrr"]
     assert list(tests["W/T/L"]) == ["0/3/0", "0/3/0"] and set(tests["Holm p"]) == {"–"}
     assert "only 3 queries" in at.warning[0].value
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4  # forest, bars, scatter, metadata slices
     assert at.query_params["runs"] == f"{bm25},{tfidf}"
     assert at.query_params["k"] == "10" and at.query_params["dataset"] == "handmade-qa"
 
@@ -273,8 +273,8 @@ def test_deep_link_reopens_three_runs_with_links_to_the_query_page(app, runs) ->
     tests = at.dataframe[1].value
     assert list(tests["metric"]) == ["hit@3", "mrr"] * 2
     assert list(tests["sig."]) == [""] * 4  # 3 flips cannot reach p < 0.05
-    assert len(at.get("plotly_chart")) == 4  # forest, bars, a scatter per pair
-    flipped = at.dataframe[2].value
+    assert len(at.get("plotly_chart")) == 5  # forest, bars, slices, a scatter per pair
+    flipped = next(d.value for d in at.dataframe if "open compared" in d.value.columns)
     assert list(flipped["query_id"]) == ["q1", "q2", "q3"]
     link = flipped.loc[0, "open compared"]
     assert link == f"query?run={bm25}&query=q1"

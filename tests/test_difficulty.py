@@ -1,62 +1,143 @@
-"""Answer quality per difficulty (GTR-T's Figure 5) from the per-level run metrics, on
-the Overview and the Compare page."""
+"""Headline metrics per slice of the queries' metadata (difficulty, database_id,
+failure_mode, any extra field): GTR-T's Figure 5 when sliced by difficulty, on the
+Overview and the Compare page (analysis/slices.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from target_core.analysis.difficulty import difficulty_bars, difficulty_frame, difficulty_table
+from target_core.analysis.slices import (
+    MAX_FIELD_VALUES,
+    MISSING,
+    by_slice,
+    field_values,
+    metadata_frame,
+    slice_bars,
+    slice_frame,
+    slice_table,
+)
 from target_core.config import load_settings
+from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
-from target_core.types import GenerationConfig, RunConfig
+from target_core.engine.store import RunStore
+from target_core.types import GenerationConfig, Query, RunConfig
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory):
+def sql_runs(tmp_path_factory: pytest.TempPathFactory):
     settings = load_settings(tmp_path_factory.mktemp("levels"))
-    return [run_retrieval(RunConfig("demo-sql", retriever, limit=80,
+    runs = [run_retrieval(RunConfig("demo-sql", retriever, limit=80,
                                     generation=GenerationConfig("heuristic")),
                           settings=settings).run for retriever in ("bm25", "tfidf")]
+    store = RunStore.in_workspace(settings.workspace)
+    return store, runs, metadata_frame(load_dataset("demo-sql", settings).queries)
 
 
-def test_frame_reads_every_stored_level(runs) -> None:
-    frame = difficulty_frame(runs)
+def test_frame_reads_every_stored_level(sql_runs) -> None:
+    """Sliced by difficulty, the mean per-query EX and EM are the stored per-level run
+    metrics (`execution_accuracy/easy`, ...): one definition, two routes."""
+    store, runs, metadata = sql_runs
+    frame = slice_frame(store, runs, metadata, "difficulty")
     for run in runs:
         mine = frame[frame["run_id"] == run.run_id]
-        expected = {(m, k.split("/")[1]): v for k, v in run.metrics.items()
-                    for m in ("execution_accuracy", "exact_set_match")
-                    if k.startswith(f"{m}/")}
-        assert {(m, d): v for m, d, v in zip(mine["metric"], mine["difficulty"],
-                                             mine["value"], strict=True)} == expected
-        assert expected  # demo-sql queries carry difficulties
-    levels = list(dict.fromkeys(frame["difficulty"]))
-    order = ["easy", "medium", "hard", "extra"]
-    assert levels == [lv for lv in order if lv in levels]
-    table = difficulty_table(frame)
-    assert list(table["run"]) == [r.config.label for r in runs]
-    assert table.columns[1].startswith("EX ") and any(c.startswith("EM ") for c in table)
-    figure = difficulty_bars(frame)
-    assert [a.text for a in figure.layout.annotations] == ["EX", "EM"]
+        for name, stored in (("EX", "execution_accuracy"), ("EM", "exact_set_match")):
+            part = mine[mine["name"] == name]
+            expected = {k.split("/")[1]: v for k, v in run.metrics.items()
+                        if k.startswith(f"{stored}/")}
+            assert expected  # demo-sql queries carry difficulties
+            assert dict(zip(part["slice"], part["value"], strict=True)) == pytest.approx(
+                expected)
+        assert set(mine["name"]) == {"R@1", "R@1 tables", "EX", "EM"}
+    table = slice_table(frame)
+    assert list(table["slice"]) == [lv for lv in ("easy", "medium", "hard", "extra")
+                                    if lv in set(frame["slice"])]
+    assert table["queries"].sum() == 80
+    assert list(table.columns[2:6]) == ["bm25 → heuristic · R@1",
+                                        "bm25 → heuristic · R@1 tables",
+                                        "bm25 → heuristic · EX", "bm25 → heuristic · EM"]
+    figure = slice_bars(frame, "difficulty")
+    assert [a.text for a in figure.layout.annotations] == ["R@1", "R@1 tables", "EX", "EM"]
     assert figure.layout.xaxis.type == "category"
-    assert len(figure.data) == 2 * len(runs)
+    assert len(figure.data) == 4 * len(runs)
 
 
-def test_runs_without_levels_add_nothing(tmp_path: Path) -> None:
-    run = run_retrieval(RunConfig("demo-sql", "bm25", limit=10),
-                        settings=load_settings(tmp_path)).run
-    assert difficulty_frame([run]).empty and difficulty_table(difficulty_frame([run])).empty
+def test_any_field_slices_and_recall_is_the_per_query_mean(sql_runs) -> None:
+    store, runs, metadata = sql_runs
+    view = by_slice(store, runs[:1], metadata, "database_id", {runs[0].run_id: "bm25"})
+    scores = {s.query_id: s.metrics for s in store.query_scores(runs[0].run_id)}
+    by_db: dict[str, list[float]] = {}
+    for qid, metrics in scores.items():
+        by_db.setdefault(metadata.at[qid, "database_id"], []).append(metrics["db_hit@1"])
+    row = view.table.set_index("slice")
+    for database, values in by_db.items():
+        assert row.at[database, "bm25 · R@1"] == pytest.approx(sum(values) / len(values))
+        assert row.at[database, "queries"] == len(values)
+    assert by_slice(store, runs, metadata, "nope").empty
 
 
-def test_pages_show_the_levels(app, tmp_path: Path) -> None:
+def _query(qid: str, **meta: object) -> Query:
+    return Query(qid, f"question {qid}", "a", (("wiki", "t1"),), "wiki",
+                 difficulty=meta.pop("difficulty", None), meta=meta)  # type: ignore[arg-type]
+
+
+def test_metadata_fields_are_scalar_fields_with_a_few_values() -> None:
+    queries = [_query("q1", difficulty="hard", failure_mode="sibling", kind=True,
+                      evidence=[{"row": 1}], note="x", serial=1),
+               _query("q2", difficulty="easy", failure_mode=None, kind=False,
+                      evidence=[], note="x", serial=2),
+               _query("q3", kind=True, note="x", serial=3)]
+    frame = metadata_frame(queries)
+    # database_id and note have one value; evidence holds lists
+    assert list(frame.columns) == ["difficulty", "failure_mode", "kind", "serial"]
+    assert list(frame["difficulty"]) == ["hard", "easy", MISSING]
+    assert list(frame["failure_mode"]) == ["sibling", MISSING, MISSING]
+    assert list(frame["kind"]) == ["true", "false", "true"]
+    assert field_values(frame)["difficulty"] == ["easy", "hard", MISSING]
+    many = metadata_frame([_query(f"q{i}", serial=i) for i in range(MAX_FIELD_VALUES + 1)])
+    assert "serial" not in many.columns
+    assert metadata_frame([]).empty
+
+
+def test_a_run_without_the_queries_metadata_adds_nothing(sql_runs) -> None:
+    store, runs, _ = sql_runs
+    metadata = pd.DataFrame({"difficulty": ["easy", "hard"]},
+                            index=pd.Index(["x1", "x2"], name="query_id"))
+    assert slice_frame(store, runs, metadata, "difficulty").empty
+    assert by_slice(store, runs, metadata, "difficulty").empty
+
+
+def test_pages_show_the_slices(app, tmp_path: Path) -> None:
     settings = load_settings(tmp_path / "ws")
     ids = [run_retrieval(RunConfig("demo-sql", r, limit=40,
                                    generation=GenerationConfig("heuristic")),
                          settings=settings).run.run_id for r in ("bm25", "tfidf")]
     at = app("pages/overview.py")
-    assert "By difficulty" in [h.value for h in at.subheader]
-    at = app("pages/compare.py", runs=",".join(ids))
-    assert "By difficulty" in [h.value for h in at.subheader]
-    table = next(d.value for d in at.dataframe if "EX easy" in d.value.columns)
-    assert len(table) == 2
+    assert "By query metadata" in [h.value for h in at.subheader]
+    assert at.selectbox(key="overview-slice-demo-sql").value == "difficulty"
+    table = next(d.value for d in at.dataframe if "slice" in d.value.columns)
+    assert list(table["slice"])[0] == "easy" and "bm25 → heuristic · EX" in table.columns
+    at = app("pages/compare.py", runs=",".join(ids), slice="database_id")
+    assert not at.error
+    assert at.selectbox(key="compare-slice-demo-sql").value == "database_id"
+    table = next(d.value for d in at.dataframe if "slice" in d.value.columns)
+    assert table["queries"].sum() == 40
+    assert [c for c in table.columns if c.endswith(" · EX")] == [
+        "bm25 → heuristic · EX", "tfidf → heuristic · EX"]
+    at.selectbox(key="compare-slice-demo-sql").set_value("difficulty").run()
+    assert at.query_params["slice"] in ("difficulty", ["difficulty"])
+    table = next(d.value for d in at.dataframe if "slice" in d.value.columns)
+    assert list(table["slice"]) == [lv for lv in ("easy", "medium", "hard", "extra")
+                                    if lv in set(table["slice"])]
+
+
+def test_bars_escape_values_and_run_names() -> None:
+    frame = pd.DataFrame({"run_id": ["r1"], "run": ["<b>run</b>"], "name": ["R@10"],
+                          "metric": ["recall@10"], "slice": ["<script>x</script>"],
+                          "value": [0.5], "queries": [3]})
+    figure = slice_bars(frame, "tag")
+    assert list(figure.data[0].x) == ["&lt;script&gt;x&lt;/script&gt;"]
+    assert figure.data[0].name == "&lt;b&gt;run&lt;/b&gt;"
+    assert slice_table(frame).loc[0, "slice"] == "<script>x</script>"  # a table is text

@@ -260,3 +260,36 @@ def test_switching_run_on_failures_keeps_k_in_range(app: Callable, settings) -> 
     at.sidebar.selectbox(key="failures-run").set_value(narrow).run()
     opened(at)
     assert at.query_params["k"] in ("3", ["3"])
+
+
+# --- the All runs page and the metadata slices ----------------------------------------------
+
+@pytest.mark.parametrize("params, param, value", [
+    ({"dataset": "demo-q"}, "dataset", "demo-q"),
+    ({"k": "abc"}, "k", "abc"),
+    ({"k": "0"}, "k", "0"),
+    ({"k": "11"}, "k", "11"),  # the runs' top-k is 10
+    ({"field": "difficulti"}, "field", "difficulti"),
+    ({"field": "difficulty", "value": "impossible"}, "value", "impossible"),
+    ({"outcome": "most"}, "outcome", "most"),
+])
+def test_matrix_page_parameters(app: Callable, runs: dict[str, str], params: dict,
+                                param: str, value: str) -> None:
+    message = refused(app("pages/matrix.py", **{"dataset": "demo-qa", **params}), param,
+                      value)
+    if param == "field":
+        assert "Did you mean 'difficulty'" in message
+    if param == "k":
+        assert message.startswith(f"Invalid k '{value}'")
+    opened(app("pages/matrix.py", dataset="demo-qa", k="5", field="failure_mode",
+               value="sibling", outcome="split"))
+
+
+def test_slice_parameter_on_overview_and_compare(app: Callable, runs: dict[str, str]) -> None:
+    message = refused(app("pages/overview.py", slice="difficulti"), "slice", "difficulti")
+    assert "Did you mean 'difficulty'" in message
+    both = f"{runs['bm25']},{runs['tfidf']}"
+    refused(app("pages/compare.py", runs=both, slice="nope"), "slice", "nope")
+    at = app("pages/compare.py", runs=both, slice="failure_mode")
+    opened(at)
+    assert at.selectbox(key="compare-slice-demo-qa").value == "failure_mode"

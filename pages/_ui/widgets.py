@@ -7,7 +7,6 @@ import streamlit as st
 
 from pages._ui import resources
 from pages._ui.url import remember, sticky, url_selectbox
-from target_core.analysis.difficulty import DifficultyView
 from target_core.errors import TargetError
 from target_core.types import VIEW_PRESETS, Dataset, TableView
 from target_core.views.runs import run_label
@@ -86,16 +85,3 @@ def view_picker(key: str, default: str = "default") -> TableView:
                                    value=base.rows or 20, key=f"{key}-{preset}-n"))
     return TableView(title=title, section_title=section, table_id=table_id, rows=rows,
                      format=fmt)
-
-
-def difficulty_section(levels: DifficultyView, caption: str) -> None:
-    """Answer quality per difficulty level: the table, GTR-T's Figure 5 and `caption`;
-    nothing when no run has per-level metrics."""
-    if levels.empty:
-        return
-    st.subheader("By difficulty")
-    st.dataframe(levels.table, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                for c in levels.table.columns[1:]})
-    st.plotly_chart(levels.figure, width="stretch")
-    st.caption(caption)

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from target_core.analysis.compare import RunComparison, compare_runs
-from target_core.analysis.difficulty import DifficultyView, by_difficulty
 from target_core.analysis.figures import run_names
 from target_core.analysis.report import flipped_table
 from target_core.analysis.significance import outcomes_frame
+from target_core.analysis.slices import SliceView, by_slice
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.retrieval import STANDARD_KS, default_ks
 from target_core.views.links import query_link
@@ -80,9 +80,6 @@ class CompareView:
     flipped: dict[str, pd.DataFrame]
     """Compared run id -> its flipped queries vs the baseline, with `open baseline` and
     `open compared` links to the Query page."""
-    levels: DifficultyView
-    """Answer quality per difficulty level, a row per run (empty when no run has
-    per-level metrics)."""
 
     @property
     def file_stem(self) -> str:
@@ -102,4 +99,11 @@ def compare_view(store: RunStore, run_ids: Sequence[str], k: int | None = None
         table["open baseline"] = [query_link(pair.baseline, q) for q in table["query_id"]]
         table["open compared"] = [query_link(pair.other, q) for q in table["query_id"]]
         flipped[pair.other] = table
-    return CompareView(comparison, runs, outcomes, names, flipped, by_difficulty(runs, names))
+    return CompareView(comparison, runs, outcomes, names, flipped)
+
+
+def compare_slices(store: RunStore, view: CompareView, metadata: pd.DataFrame, field: str
+                   ) -> SliceView:
+    """The compared runs' headline metrics per value of the query metadata `field` (a
+    column of analysis.slices.metadata_frame of the dataset's queries)."""
+    return by_slice(store, view.runs, metadata, field, view.names)

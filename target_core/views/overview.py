@@ -1,5 +1,6 @@
 """The Overview page's read model: the leaderboard (TARGET's Table 2) as shown, with each
-recall column's test against its best row, and the recall@k curves (Figure 2)."""
+recall column's test against its best row, the recall@k curves (Figure 2) and the
+headline metrics per slice of the queries' metadata."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 import plotly.graph_objects as go
 
-from target_core.analysis.difficulty import DifficultyView, by_difficulty
+from target_core.analysis.figures import run_names
 from target_core.analysis.leaderboard import (
     Leaderboard,
     column_pairs,
@@ -21,6 +22,7 @@ from target_core.analysis.leaderboard import (
     recall_curves,
 )
 from target_core.analysis.significance import VsBest, significant_vs_best
+from target_core.analysis.slices import SliceView, by_slice
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.tasks import task_rules
 from target_core.views.plots import recall_at_k_curves
@@ -127,8 +129,10 @@ def curves_view(store: RunStore, runs: Sequence[RunRecord], dataset: str) -> Cur
     return CurvesView(recall_at_k_curves(curves), cutoff)
 
 
-def difficulty_view(runs: Sequence[RunRecord], dataset: str) -> DifficultyView:
-    """Answer quality per difficulty for the newest complete run of each configuration
-    on `dataset` that has a generator and queries with difficulty levels."""
-    return by_difficulty([r for r in latest_complete(runs) if r.config.dataset == dataset
-                          and r.config.generation is not None])
+def slice_view(store: RunStore, runs: Sequence[RunRecord], dataset: str,
+               metadata: pd.DataFrame, field: str) -> SliceView:
+    """The headline metrics per value of the query metadata `field` (a column of
+    analysis.slices.metadata_frame of the dataset's queries) for the newest complete run
+    of each configuration on `dataset`."""
+    latest = [r for r in latest_complete(runs) if r.config.dataset == dataset]
+    return by_slice(store, latest, metadata, field, run_names(latest))

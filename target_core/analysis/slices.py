@@ -1,0 +1,200 @@
+"""Queries sliced by a metadata field (difficulty, database_id, failure_mode or any other
+field of queries.jsonl): the fields a dataset's queries offer, and each run's headline
+metrics per slice, as a table and as bars (for difficulty: GTR-T's Figure 5).
+
+A slice's metric is the mean over its queries of the per-query value behind the run's
+headline (metrics.tasks): Table 2's recall columns read per query (`per_query_metric`:
+recall@c, or db_hit@1 for text-to-SQL), and for runs with a generator the task's
+per-query answer score (execution_match and exact_set_match, fact_correct, sentence
+BLEU). For text-to-SQL these means are exactly the stored `METRIC/LEVEL` run metrics;
+for QA the mean sentence BLEU is not the corpus sacreBLEU, which does not average.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from target_core.engine.store import RunRecord, RunStore
+from target_core.metrics.downstream import difficulty_order
+from target_core.metrics.tasks import per_query_metric, table2_recall_columns
+from target_core.types import Query
+
+__all__ = ["ANSWER_COLUMNS", "MAX_FIELD_VALUES", "MISSING", "SliceView", "by_slice",
+           "field_values", "metadata_frame", "run_slice_columns", "slice_bars",
+           "slice_frame", "slice_order", "slice_table"]
+
+MAX_FIELD_VALUES = 50
+"""A field with more distinct values than this (an id, a free text) slices nothing."""
+
+MISSING = "(none)"
+"""The slice of queries that lack the field (or hold null in it)."""
+
+ANSWER_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "sql": (("EX", "execution_match"), ("EM", "exact_set_match")),
+    "fact": (("Acc", "fact_correct"),),
+    "qa": (("BLEU", "sentence_bleu"),),
+}
+"""Per task, the per-query answer scores shown per slice: (column, per-query metric).
+Text-to-SQL's are GTR-T's Figure 5; QA's is the mean sentence BLEU (0-100)."""
+
+_COLORS = ("#2563eb", "#f97316", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#ca8a04")
+_SCALARS = (str, int, float, bool)
+
+
+def _text(value: object) -> str:
+    if value is None or value == "":
+        return MISSING
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def metadata_frame(queries: Sequence[Query]) -> pd.DataFrame:
+    """One row per query (index query_id), a text column per metadata field that can
+    slice them: `difficulty`, `database_id` and every extra field of queries.jsonl whose
+    values are scalars, with 2 to MAX_FIELD_VALUES distinct values (MISSING for a query
+    without it). Fields in that order, extra fields as they first appear."""
+    names = ["difficulty", "database_id"]
+    lists = [q.meta for q in queries]
+    for meta in lists:
+        names += [k for k in meta if k not in names]
+    columns: dict[str, list[str]] = {}
+    for name in names:
+        if name == "difficulty":
+            raw: list[object] = [q.difficulty for q in queries]
+        elif name == "database_id":
+            raw = [q.database_id for q in queries]
+        else:
+            raw = [meta.get(name) for meta in lists]
+        if not all(v is None or isinstance(v, _SCALARS) for v in raw):
+            continue  # lists and objects (evidence cells) do not slice
+        values = [_text(v) for v in raw]
+        if 2 <= len(set(values)) <= MAX_FIELD_VALUES:
+            columns[name] = values
+    return pd.DataFrame(columns, index=pd.Index([q.query_id for q in queries],
+                                                name="query_id"), dtype=object)
+
+
+def slice_order(values: Sequence[str] | set[str]) -> list[str]:
+    """Distinct values in showing order: Spider's levels first (easy, medium, hard,
+    extra), then the others sorted, MISSING last."""
+    distinct = set(values)
+    return difficulty_order(distinct - {MISSING}) + ([MISSING] if MISSING in distinct else [])
+
+
+def field_values(metadata: pd.DataFrame) -> dict[str, list[str]]:
+    """Each field of `metadata_frame` -> its values in slice_order."""
+    return {name: slice_order(set(metadata[name])) for name in metadata.columns}
+
+
+def run_slice_columns(run: RunRecord, present: set[str]) -> list[tuple[str, str]]:
+    """(column, per-query metric) shown per slice for `run`: Table 2's recall columns read
+    per query, then the task's answer scores the run has (`present`: its per-query
+    metric names)."""
+    recall = [(name, per_query_metric(metric))
+              for name, metric in table2_recall_columns(run.task, run.config.top_k)]
+    answers = [pair for pair in ANSWER_COLUMNS.get(run.task, ()) if pair[1] in present]
+    return [pair for pair in (*recall, *answers) if pair[1] in present]
+
+
+def slice_frame(store: RunStore, runs: Sequence[RunRecord], metadata: pd.DataFrame,
+                field: str, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Long frame (run_id, run, name, metric, slice, value, queries): per run, column of
+    run_slice_columns and value of `field`, the mean per-query metric over the run's
+    queries in that slice and how many they are. Queries the metadata does not know
+    are left out."""
+    rows: list[pd.DataFrame] = []
+    for run in runs:
+        scores = store.query_scores(run.run_id)
+        metrics = pd.DataFrame.from_records([s.metrics for s in scores],
+                                            index=[s.query_id for s in scores])
+        columns = run_slice_columns(run, set(metrics.columns))
+        if not columns or metrics.empty:
+            continue
+        joined = metrics.join(metadata[field], how="inner")
+        grouped = joined.groupby(field, sort=False)
+        counts = grouped.size()
+        for name, metric in columns:
+            means = grouped[metric].mean()
+            rows.append(pd.DataFrame({
+                "run_id": run.run_id, "run": (names or {}).get(run.run_id, run.config.label),
+                "name": name, "metric": metric, "slice": means.index.astype(str),
+                "value": means.to_numpy(dtype=float),
+                "queries": counts.loc[means.index].to_numpy()}))
+    if not rows:
+        return pd.DataFrame(columns=["run_id", "run", "name", "metric", "slice", "value",
+                                     "queries"])
+    return pd.concat(rows, ignore_index=True)
+
+
+def slice_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per slice (in slice_order) with its number of queries, then a column per
+    run and metric ("bm25 · R@10"), runs and metrics in their first order."""
+    if frame.empty:
+        return pd.DataFrame()
+    order = slice_order(set(frame["slice"]))
+    labelled = frame.assign(column=frame["run"] + " · " + frame["name"])
+    table = labelled.pivot_table(index="slice", columns="column", values="value",
+                                 sort=False)
+    table = table.reindex(index=order, columns=list(dict.fromkeys(labelled["column"])))
+    counts = frame.groupby("slice")["queries"].max().reindex(order)
+    table.insert(0, "queries", counts.astype("Int64"))
+    return table.reset_index()
+
+
+def slice_bars(frame: pd.DataFrame, field: str = "") -> go.Figure:
+    """One panel per metric (R@10, EX, ...), the field's values on x, a bar per run (for
+    difficulty on text-to-SQL runs: GTR-T's Figure 5). Values and run names come from
+    the data: escaped, since plotly renders a subset of HTML in labels."""
+    names = list(dict.fromkeys(frame["name"]))
+    figure = make_subplots(rows=1, cols=max(1, len(names)), subplot_titles=names,
+                           shared_yaxes=True)
+    order = slice_order(set(frame["slice"])) if not frame.empty else []
+    shown = [html.escape(value) for value in order]
+    for i, run in enumerate(dict.fromkeys(frame["run"])):
+        label = html.escape(str(run))
+        for j, name in enumerate(names, start=1):
+            part = frame[(frame["run"] == run) & (frame["name"] == name)]
+            values = dict(zip(part["slice"], part["value"], strict=True))
+            figure.add_trace(go.Bar(
+                x=shown, y=[values.get(value) for value in order], name=label,
+                marker_color=_COLORS[i % len(_COLORS)], showlegend=j == 1,
+                legendgroup=label, hovertemplate=f"{label}<br>%{{x}}: %{{y:.3f}}"
+                "<extra></extra>"), row=1, col=j)
+    figure.update_xaxes(type="category", categoryorder="array", categoryarray=shown,
+                        title_text=html.escape(field) or None)
+    figure.update_layout(barmode="group", height=360, margin={"l": 40, "r": 10, "t": 40,
+                                                               "b": 40},
+                         legend={"orientation": "h", "y": -0.25})
+    return figure
+
+
+@dataclass(frozen=True)
+class SliceView:
+    field: str
+    table: pd.DataFrame
+    """One row per value of the field, its query count, a column per run and metric."""
+    figure: go.Figure
+    """A panel per metric, a bar per run and value."""
+
+    @property
+    def empty(self) -> bool:
+        return self.table.empty
+
+
+def by_slice(store: RunStore, runs: Sequence[RunRecord], metadata: pd.DataFrame,
+             field: str, names: Mapping[str, str] | None = None) -> SliceView:
+    """The runs' headline metrics per value of `field` (a column of `metadata_frame`),
+    as a table and as bars; empty when the field is unknown or no run has a value."""
+    if field not in metadata.columns or not runs:
+        return SliceView(field, pd.DataFrame(), go.Figure())
+    frame = slice_frame(store, runs, metadata, field, names)
+    if frame.empty:
+        return SliceView(field, pd.DataFrame(), go.Figure())
+    return SliceView(field, slice_table(frame), slice_bars(frame, field))
