@@ -167,11 +167,11 @@ def slice_bars(frame: pd.DataFrame, field: str = "") -> go.Figure:
                 marker_color=_COLORS[i % len(_COLORS)], showlegend=j == 1,
                 legendgroup=label, hovertemplate=f"{label}<br>%{{x}}: %{{y:.3f}}"
                 "<extra></extra>"), row=1, col=j)
-    figure.update_xaxes(type="category", categoryorder="array", categoryarray=shown,
-                        title_text=html.escape(field) or None)
-    figure.update_layout(barmode="group", height=360, margin={"l": 40, "r": 10, "t": 40,
+    figure.update_xaxes(type="category", categoryorder="array", categoryarray=shown)
+    figure.update_layout(barmode="group", height=380, margin={"l": 40, "r": 10, "t": 80,
                                                                "b": 40},
-                         legend={"orientation": "h", "y": -0.25})
+                         title={"text": html.escape(field), "x": 0, "font": {"size": 13}},
+                         legend={"orientation": "h", "x": 0.3, "y": 1.22})
     return figure
 
 
