@@ -73,7 +73,7 @@ def test_a_launched_run_survives_navigation_and_a_server_restart(tmp_path: Path)
                 screenshots.browser_page(height=1600) as page:
             screenshots.visit(page, f"{base}/run?dataset=demo-fact")
             # the job list polls; when the job ends, the page reruns with the run listed
-            page.locator(SIDEBAR).get_by_role("link", name="queries").wait_for(timeout=LONG)
+            page.locator(SIDEBAR).get_by_text("1 finished").wait_for(timeout=LONG)
             screenshots.settle(page)
             page.screenshot(path=str(out / "jobs_after_restart.png"), full_page=True)
             assert page.locator(EXCEPTION).count() == 0
@@ -125,7 +125,7 @@ def test_the_sidebar_cancels_a_job_and_resumes_it(tmp_path: Path) -> None:
             cancelled = RunStore.in_workspace(workspace).get_run(jobs.get(job.job_id).run_id)
             assert cancelled.status == "cancelled"
             sidebar.get_by_role("button", name="Resume").click()
-            sidebar.get_by_role("link", name="queries").wait_for(timeout=LONG)
+            sidebar.get_by_text("1 finished").wait_for(timeout=LONG)
             screenshots.settle(page)
             page.screenshot(path=str(out / "jobs_resumed.png"), full_page=True)
             assert page.locator(EXCEPTION).count() == 0

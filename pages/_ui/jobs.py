@@ -94,8 +94,13 @@ def _listing(dataset: str | None, key: str, heading: str | None, watched: tuple[
         return
     if heading:
         st.markdown(heading)
+    done = [job for job in jobs if job.status == "done"]
     for job in jobs:
-        job_line(job, key)
+        if job.status != "done":  # active, or needing the user: failed, cancelled...
+            job_line(job, key)
+    if done:  # finished well: one short line each, folded, so the list stays short
+        with st.expander(f"{len(done)} finished", icon=":material/check_circle:"):
+            st.markdown("\n".join(f"- {plain(job.label)} · {_link(job)}" for job in done))
 
 
 def job_list(dataset: str | None = None, *, key: str, heading: str | None = None) -> None:
