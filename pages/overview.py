@@ -49,7 +49,8 @@ def reproduction() -> None:
     """TARGET's Table 2 baselines on one of our datasets, beside the paper's figures."""
     cols = st.columns(4)
     name = url.url_selectbox("Dataset", resources.dataset_names(), param="dataset",
-                             key="repro-dataset", where=cols[0], kind="dataset")
+                             key="repro-dataset", where=cols[0], kind="dataset",
+                             stick="dataset")
     try:
         dataset = resources.load_by_name(name)
     except TargetError as exc:
@@ -144,7 +145,8 @@ st.caption("Rows: retriever (→ generator) and table view (and k, for runs of o
            "queries (exact McNemar test when every per-query recall is 0 or 1, else a "
            "paired randomization test), Holm-adjusted over the column's rows; "
            "\"≠ best\" means p < 0.05, \"n.s.\" not significant; each marker names its "
-           "test and metric. The Compare page tests hit@k and MRR per pair instead, so "
+           "test (the metric is the column's recall). The Compare page tests hit@k and MRR "
+           "per pair instead, so "
            "its p-values for the same two runs differ.")
 if board.empty:
     st.info("No runs match the filters.")

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from target_core.engine.store import QueryResult, RunStore
-from target_core.types import Query, RunConfig
+from target_core.types import GenerationConfig, Query, RunConfig, TableView
 from target_core.views.matrix import UNRANKED_TEXT, matrix_choices, run_matrix
 
 
@@ -23,8 +23,9 @@ def _result(qid: str, position: int, ranks: list[int | None]) -> QueryResult:
 
 
 def _add_run(store: RunStore, retriever: str, ranks: dict[str, list[int | None]],
-             status: str = "complete") -> str:
-    run, _ = store.start_run(RunConfig("hand", retriever), dataset_fingerprint="x",
+             status: str = "complete", generation: GenerationConfig | None = None) -> str:
+    run, _ = store.start_run(RunConfig("hand", retriever, generation=generation),
+                             dataset_fingerprint="x",
                              task="qa", n_queries=len(ranks), versions={})
     store.save_results(run.run_id, [_result(q, i, r) for i, (q, r) in enumerate(ranks.items())])
     if status == "complete":
@@ -58,6 +59,11 @@ def hand(tmp_path: Path) -> tuple[RunStore, dict[str, str]]:
            "dense": _add_run(store, "dense:minilm", {"q1": [1], "q2": [12], "q3": [2],
                                                      "q4": [1, 1]})}
     _add_run(store, "hybrid", {"q1": [1]}, status="running")  # not complete: left out
+    # answers that did not read their retrieval: no column (nothing, or bm25's ranks again)
+    _add_run(store, "no-context", {"q1": [None]},
+             generation=GenerationConfig("heuristic", context="none"))
+    _add_run(store, "bm25", {"q1": [1], "q2": [3], "q3": [None], "q4": [20, 2], "q5": [1]},
+             generation=GenerationConfig("heuristic", context="oracle"))
     return store, ids
 
 
@@ -147,14 +153,20 @@ def test_no_runs_and_no_metadata(tmp_path: Path) -> None:
 
 @pytest.fixture
 def page_runs(app, tmp_path: Path) -> dict[str, str]:
-    """bm25, tfidf and no-context on handmade-qa (3 queries): the first two find every
-    gold table at rank 1, no-context none."""
+    """bm25 and tfidf on handmade-qa (3 queries) find every gold table at rank 1; a
+    stored header-only bm25 run ranks none; a no-context run is no column at all."""
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
 
     settings = load_settings(tmp_path / "ws")
-    return {spec: run_retrieval(RunConfig("handmade-qa", spec), settings=settings).run.run_id
+    runs = {spec: run_retrieval(RunConfig("handmade-qa", spec), settings=settings).run.run_id
             for spec in ("bm25", "tfidf", "no-context")}
+    store = RunStore.in_workspace(settings.workspace)
+    blind, _ = store.start_run(RunConfig("handmade-qa", "bm25", view=TableView(rows=0)),
+                               dataset_fingerprint="x", task="qa", n_queries=3, versions={})
+    store.save_results(blind.run_id, [_result(f"q{i}", i, [None]) for i in (1, 2, 3)])
+    store.finish_run(blind.run_id, {"recall@10": 0.0})
+    return runs | {"blind": blind.run_id}
 
 
 def test_page_without_runs_says_so(app) -> None:
@@ -168,14 +180,17 @@ def test_page_shows_every_run_and_links_each_cell(app, page_runs) -> None:
     at = app("pages/matrix.py", dataset="handmade-qa")
     assert not at.error
     grid = at.dataframe[0].value
+    # a column per run that retrieved; the no-context run has none
+    assert list(grid.columns[1:4]) == ["bm25 · default", "bm25 · header-only",
+                                       "tfidf · default"]
     assert list(grid.index) == ["q1", "q2", "q3"]  # every query split 2 found / 1 missed
     assert list(grid["found"]) == ["2/3"] * 3
-    assert grid.loc["q2", "bm25"] == f"query?run={page_runs['bm25']}&query=q2"
-    link = grid.loc["q1", "no-context"]
+    assert grid.loc["q2", "bm25 · default"] == f"query?run={page_runs['bm25']}&query=q2"
+    link = grid.loc["q1", "tfidf · default"]
     params = {k: v[0] for k, v in parse_qs(urlsplit(link).query).items()}
     query_page = app("pages/query.py", **params)
     assert query_page.title[0].value == "Query q1"
-    assert query_page.sidebar.selectbox(key="query-run").value == page_runs["no-context"]
+    assert query_page.sidebar.selectbox(key="query-run").value == page_runs["tfidf"]
     assert at.sidebar.selectbox(key="matrix-k-handmade-qa").value == 10
 
 

@@ -30,7 +30,7 @@ def run_label(run: RunRecord) -> tuple[str, str]:
     return run.config.label, run.config.view.label
 
 
-def _no_retrieval(run: RunRecord) -> bool:
+def no_retrieval(run: RunRecord) -> bool:
     """Runs whose generator did not read the retrieved tables (no-context, oracle): their
     retrieval numbers say nothing about their answers, so the row leaves them out."""
     generation = run.config.generation
@@ -104,10 +104,10 @@ def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
         row = cells.setdefault(rows[run.run_id], {})
         for name, metric in table2_recall_columns(run.task, run.config.top_k):
             recall = run.metrics.get(metric)
-            if recall is not None and not _no_retrieval(run):
+            if recall is not None and not no_retrieval(run):
                 row[(run.config.dataset, name)] = recall
                 recall_metrics[(run.config.dataset, name)] = metric
-        if "retrieval_ms_mean" in run.metrics and not _no_retrieval(run):
+        if "retrieval_ms_mean" in run.metrics and not no_retrieval(run):
             row[(run.config.dataset, "ms")] = run.metrics["retrieval_ms_mean"]
         for column, metric in task_rules(run.task).table2_answers:
             if run.config.generation is not None and metric in run.metrics:
@@ -145,7 +145,7 @@ def distinct_retrievals(runs: Sequence[RunRecord]) -> list[RunRecord]:
     generator to the same retrieval have the same recall, so one curve is enough."""
     chosen: dict[tuple[str, str, int], RunRecord] = {}
     for run in sorted(runs, key=lambda r: (r.config.generation is not None, -r.created_at)):
-        if _no_retrieval(run):
+        if no_retrieval(run):
             continue
         chosen.setdefault((run.config.retriever, run.config.view.key, run.config.top_k), run)
     return list(chosen.values())

@@ -110,13 +110,14 @@ class VsBest:
 
     @property
     def marker(self) -> str:
-        """"best", or "≠ best (p=…, TEST on METRIC)" / "n.s. (p=…, TEST on METRIC)" with
-        the Holm-adjusted p, naming the test and the per-query metric it ran on (the
-        Compare page tests other metrics, so its p-values differ)."""
+        """"best", or "≠ best (p=…, TEST)" / "n.s. (p=…, TEST)" with the Holm-adjusted p
+        and the test's name. The per-query metric tested is the column's (its header names
+        it, e.g. "R@10 vs best"; `metric` holds it), kept out of the cell so a leaderboard
+        of three datasets stays readable."""
         if self.is_best or self.p_holm is None:
             return "best"
         return (f"{'≠ best' if self.significant else 'n.s.'} (p={format_p(self.p_holm)}, "
-                f"{TEST_NAMES.get(self.test, self.test)} on {self.metric})")
+                f"{TEST_NAMES.get(self.test, self.test)})")
 
 
 def format_p(p: float) -> str:

@@ -20,7 +20,7 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from target_core.analysis.figures import run_names
-from target_core.analysis.leaderboard import latest_complete
+from target_core.analysis.leaderboard import latest_complete, no_retrieval
 from target_core.analysis.slices import MISSING, field_values, metadata_frame
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.tasks import task_rules
@@ -87,8 +87,11 @@ class MatrixChoices:
 
 
 def matrix_choices(store: RunStore, dataset: str, queries: Sequence[Query]) -> MatrixChoices:
-    """The runs and metadata fields of `dataset` (its `queries`)."""
-    runs = latest_complete(store.list_runs(dataset=dataset, status="complete"))
+    """The runs and metadata fields of `dataset` (its `queries`). Runs whose answers did
+    not read their retrieval (no-context, oracle: leaderboard.no_retrieval) are left
+    out: a column of nothing ranked, or a copy of another run's ranks."""
+    runs = [run for run in latest_complete(store.list_runs(dataset=dataset, status="complete"))
+            if not no_retrieval(run)]
     return MatrixChoices(dataset, runs, run_names(runs), metadata_frame(queries),
                          {q.query_id: q.query for q in queries})
 
