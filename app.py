@@ -6,7 +6,8 @@ import streamlit as st
 
 from pages._ui import jobs
 
-st.set_page_config(page_title="TARGET Explorer", page_icon=":material/target:", layout="wide")
+st.set_page_config(page_title="TARGET Explorer", page_icon=":material/target:", layout="wide",
+                   initial_sidebar_state=360)  # pixels: run labels need the room
 
 # url_path must equal the file's stem: see pages/_ui/shell.py, frame(). The exception is
 # Home: Streamlit serves the default page at / only (its url_path is reserved but does

@@ -82,9 +82,11 @@ st.caption(plain(CATEGORIES[category]))
 cases = cases_frame(report, category)
 st.dataframe(cases, hide_index=True, width="stretch", height=widgets.grid_height(len(cases), 12),
              column_config={
-                 "open": st.column_config.LinkColumn("open", display_text="query"),
-                 "query": st.column_config.TextColumn(width="large"),
-                 "why": st.column_config.TextColumn(width="large")})
+                 "open": st.column_config.LinkColumn("query_id", display_text=r"query=(.+)$",
+                                                     help="Open the query in this run"),
+                 "query": st.column_config.TextColumn(width=340),
+                 "why": st.column_config.TextColumn(width=290),
+                 "best gold rank": st.column_config.NumberColumn("best rank", format="%d")})
 st.download_button("Download all failed queries (CSV)",
                    report.frame().to_csv(index=False).encode(),
                    file_name=f"failures-{run_id}-k{k}.csv", mime="text/csv")
@@ -100,8 +102,9 @@ if attributed is None:  # retrieval only
 st.subheader("Retrieval or generation?")
 split = attributed.split
 if split is not None:
-    st.caption(f"Gold retrieved: every gold table among the {split.k} tables the generator "
-               f"was given. Right: {plain(split.correct_rule)}.")
+    given = "the table" if split.k == 1 else f"the {split.k} tables"
+    st.caption(f"Gold retrieved: every gold table among {given} the generator was given. "
+               f"Right: {plain(split.correct_rule)}.")
     st.dataframe(attributed.table, hide_index=True)
     if split.oracle is None:
         st.info("Run the same generator with oracle context (the gold tables) to split the "

@@ -109,7 +109,8 @@ ref = url.url_selectbox("Preview a table", options, param="table",
 table = dataset.table(parse_table_ref(ref))
 terms = query_terms(q.query)
 present, absent = matched_terms(table, terms)
-st.markdown(f"**{plain(table.title or ref)}** · {plain(table.section_title)}")
+section = f" · {plain(table.section_title)}" if table.section_title else ""
+st.markdown(f"**{plain(table.title or ref)}**{section}")
 st.caption("Query words in this table: " + (", ".join(present) or "none") +
            " · not in it: " + (", ".join(absent) or "none") +
            ". Shaded cells and ◆ columns contain a query word.")

@@ -109,7 +109,7 @@ def file_name(target: str) -> str:
 
 def shoot(out_dir: Path, targets: list[str]) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    with serve_app() as base, browser_page() as page:
+    with serve_app() as base, browser_page(1500, 1100) as page:  # the size pages are judged at
         for target in targets:
             visit(page, f"{base}/{target}")
             page.screenshot(path=str(out_dir / file_name(target)), full_page=True)

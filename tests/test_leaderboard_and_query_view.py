@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -170,4 +171,15 @@ def test_run_labels_lead_with_what_tells_runs_apart(workspace: Path) -> None:
     run = RunStore.in_workspace(workspace).list_runs()[0]
     label = run_label(run)
     assert label.startswith(f"{run.config.dataset} · {run.config.label} · ")
-    assert f"k={run.config.top_k}" in label and label.endswith(run.run_id)
+    assert label.endswith(run.run_id)
+    assert ("k=" in label) == (run.config.top_k != 10)
+    assert (run.config.view.label in label) == (run.config.view.label != "default")
+
+
+def test_label_times_are_short_for_today() -> None:
+    from target_core.views.runs import made_at
+
+    noon = time.mktime((2026, 11, 23, 12, 0, 0, 0, 0, -1))
+    assert made_at(noon - 3600, now=noon) == "11:00"
+    assert made_at(noon - 86_400, now=noon) == "Nov 22 12:00"
+    assert made_at(noon - 365 * 86_400, now=noon) == "Nov 23 12:00"  # another year

@@ -35,10 +35,17 @@ def present_categories(report: FailureReport) -> list[str]:
 
 
 def cases_frame(report: FailureReport, category: str | None) -> pd.DataFrame:
-    """The failed queries (of `category`, or all) with an `open` link to the Query page."""
+    """The failed queries (of `category`, or all) as the drill-down shows them: `open`
+    (the Query page's link, shown as the query id), the query, why it is in `category`,
+    its best gold rank, its tag (blank without one) and the other categories it is in."""
     cases = report.frame(category)
     cases.insert(0, "open", [query_link(report.run_id, q) for q in cases["query_id"]])
-    return cases
+    cases["tag"] = cases["tag"].fillna("").astype(str)
+    if category is None:
+        return cases.drop(columns=["query_id"])
+    cases["also in"] = [", ".join(c for c in cats.split(", ") if c != category)
+                        for cats in cases["categories"]]
+    return cases[["open", "query", "why", "best gold rank", "tag", "also in"]]
 
 
 @dataclass(frozen=True)

@@ -71,10 +71,22 @@ def runs_with_results(store: RunStore) -> list[RunRecord]:
 
 def run_label(run: RunRecord) -> str:
     """A run as a picker shows it, most telling first (a narrow sidebar cuts the end):
-    dataset, retriever (→ generator), view, k, when it was made, then its id."""
-    made = time.strftime("%b %d %H:%M", time.localtime(run.created_at))
-    return (f"{run.config.dataset} · {run.config.label} · {run.config.view.label} · "
-            f"k={run.config.top_k} · {made} · {run.run_id}")
+    dataset, retriever (→ generator), the view and k where they are not the defaults
+    ("default", 10), when it was made, then its id."""
+    config = run.config
+    parts = [config.dataset, config.label]
+    if (view := config.view.label) != "default":
+        parts.append(view)
+    if config.top_k != 10:
+        parts.append(f"k={config.top_k}")
+    return " · ".join([*parts, made_at(run.created_at), run.run_id])
+
+
+def made_at(when: float, now: float | None = None) -> str:
+    """A time for labels, short when it is today's: "15:14", else "Nov 22 15:14"."""
+    local, today = time.localtime(when), time.localtime(now)
+    same_day = (local.tm_year, local.tm_yday) == (today.tm_year, today.tm_yday)
+    return time.strftime("%H:%M" if same_day else "%b %d %H:%M", local)
 
 
 def launch_notes(configs: Sequence[RunConfig], *, settings: Settings, fresh: bool,
