@@ -4,7 +4,11 @@ TARGET_CHROMA_HOST is set, an in-memory client for tests.
 We always pass embeddings we computed (`embedding_function=None`): Chroma's default
 function would download a model. A collection's name is a fingerprint of (texts,
 embedder), so an identical configuration never embeds twice, across runs and restarts;
-documents are added in chunks, so an interrupted indexing keeps what it stored.
+documents are added in chunks, so an interrupted indexing keeps what it stored. Processes
+sharing an on-disk store take turns writing a collection (`writing`): two jobs of the same
+texts and embedder (the demo suite runs dense:minilm and hybrid side by side) would
+otherwise both embed every table, and one of them could not search it afterwards. A
+server serializes its writers itself; its clients may share no file system.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +36,8 @@ should not lose gold tables to the index: on 100,000 random unit vectors, HNSW's
 case, a query near its gold vector finds it in the top 10 for 91.5% of queries at 100,
 98.4% at 200 and 99.9% at 500, in 2.3, 4.3 and 6.4 ms per query. Fixed when a
 collection is created (benchmarks/scale_chroma.py measures it)."""
+LOCK_POLL_S = 0.5
+"""How often a process waiting for another's writes to a collection looks again."""
 
 
 class VectorStoreError(TargetError):
@@ -65,9 +73,12 @@ def _with_timeout(what: str, timeout: float, work: Any) -> Any:
 class VectorStore:
     """A Chroma client and the operations the dense retrievers need."""
 
-    def __init__(self, client: Any, description: str) -> None:
+    def __init__(self, client: Any, description: str, lock_dir: Path | None = None) -> None:
         self.client = client
         self.description = description
+        self.lock_dir = lock_dir
+        """Where the per-collection write locks of an on-disk store live; None for a server
+        or an in-memory store."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> VectorStore:
@@ -93,7 +104,7 @@ class VectorStore:
                 raise VectorStoreError(f"{exc}. Start it with `chroma run --path DIR --port "
                                        f"{settings.chroma_port}` or unset TARGET_CHROMA_HOST "
                                        "to use the local store.") from None
-            return cls(client, where)
+            return cls(client, where)  # users of a server may share no file system
         return cls.persistent(Path(settings.workspace) / "chroma")
 
     @classmethod
@@ -104,7 +115,7 @@ class VectorStore:
         path.mkdir(parents=True, exist_ok=True)
         client = chromadb.PersistentClient(path=str(path),
                                            settings=ChromaSettings(anonymized_telemetry=False))
-        return cls(client, f"Chroma on disk at {path}")
+        return cls(client, f"Chroma on disk at {path}", path.parent / f"{path.name}-locks")
 
     @classmethod
     def ephemeral(cls) -> VectorStore:
@@ -125,6 +136,33 @@ class VectorStore:
         except Exception as exc:
             raise VectorStoreError(f"{self.description}: cannot open collection {name}: "
                                    f"{exc}") from exc
+
+    @contextmanager
+    def writing(self, name: str, waiting: Callable[[], None] = lambda: None
+                ) -> Iterator[None]:
+        """Hold collection `name` for writing against other processes of this workspace
+        (an advisory flock, released if the holder dies). While another process holds it,
+        `waiting()` is called every LOCK_POLL_S (a progress callback; raising gives up)."""
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no cross-process turn-taking
+            fcntl = None  # type: ignore[assignment]
+        if self.lock_dir is None or fcntl is None:
+            yield
+            return
+        self.lock_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.lock_dir / f"{name}.lock", "a+b") as handle:
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    waiting()
+                    time.sleep(LOCK_POLL_S)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def stored_ids(self, collection: Any) -> set[str]:
         """Ids already in the collection (paged, so large collections stay cheap)."""

@@ -49,3 +49,38 @@ def test_get_embedder_prefers_onnxruntime_and_keeps_the_cache_key(tmp_path: Path
     assert isinstance(embedder, OnnxMiniLMEmbedder) and embedder.backend == "onnxruntime"
     # same vectors, so Chroma collections made by either backend are shared
     assert embedder.fingerprint() == MiniLMEmbedder().fingerprint()
+
+
+def test_sessions_spin_only_while_running() -> None:
+    """The thread pools used for a query (all threads) and for batches side by side (one
+    each) spin between the ops of a pass and stop when it returns: a pool left spinning
+    took the second core from Chroma's search right after."""
+    embedder = OnnxMiniLMEmbedder(workers=2)
+    for parallel, threads in ((False, 2), (True, 1)):
+        options = embedder._session(parallel).get_session_options()
+        assert options.intra_op_num_threads == threads
+        assert options.get_session_config_entry("session.force_spinning_stop") == "1"
+        assert options.get_session_config_entry("session.inter_op.allow_spinning") == "0"
+
+
+def test_embedding_keeps_blas_on_one_thread() -> None:
+    """The onnxruntime pass does no BLAS work: no OpenBLAS thread may be woken to spin."""
+    from threadpoolctl import threadpool_info
+
+    seen: list[list[int]] = []
+
+    def progress(done: int, total: int, what: str) -> None:
+        seen.append([lib["num_threads"] for lib in threadpool_info()
+                     if lib["user_api"] == "blas"])
+
+    OnnxMiniLMEmbedder(workers=2).embed(["one query"], kind="query", progress=progress)
+    assert seen and all(threads == [1] * len(threads) for threads in seen)
+
+
+def test_progress_moves_at_least_every_64_texts() -> None:
+    """Short texts would fill batches of 256 (1,024 tokens): progress is per batch, so
+    batches hold at most 64 texts."""
+    calls: list[int] = []
+    OnnxMiniLMEmbedder(workers=2).embed([f"lake {i}" for i in range(300)], kind="document",
+                                        progress=lambda done, total, what: calls.append(done))
+    assert calls[-1] == 300 and max(np.diff([0, *calls])) <= 64

@@ -4,6 +4,9 @@ server on loopback, an unreachable server, caching and resume of embeddings, RRF
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -13,6 +16,7 @@ import pytest
 from chroma_support import free_port, start_chroma
 
 from target_core.config import load_settings
+from target_core.progress import Progress, no_progress
 from target_core.retrievers.bm25 import BM25Retriever
 from target_core.retrievers.dense import DenseRetriever
 from target_core.retrievers.hybrid import HybridRetriever, rrf
@@ -38,13 +42,15 @@ class BagOfWords:
     def fingerprint(self) -> str:
         return "bow-v1"
 
-    def embed(self, texts: Sequence[str], *, kind: str = "document", progress=None
-              ) -> np.ndarray:
+    def embed(self, texts: Sequence[str], *, kind: str = "document",
+              progress: Progress = no_progress) -> np.ndarray:
         self.embedded += len(texts) if kind == "document" else 0
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
             for token in tokenize(text):
                 out[row, int(hashlib.md5(token.encode()).hexdigest(), 16) % self.dimension] += 1
+            if (row + 1) % 16 == 0 or row + 1 == len(texts):  # as MiniLM: per batch
+                progress(row + 1, len(texts), "embedding")
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1, norms)
 
@@ -180,3 +186,82 @@ def test_gold_rank_scoring_reuses_the_searched_query_vector() -> None:
     assert hits[0][0][1] == pytest.approx(scores[hits[0][0][0]], abs=1e-5)
     retriever.score_all("city census")  # another query: embedded for the scoring
     assert calls[-1] == ("city census",)
+
+
+def test_embedding_progress_moves_at_least_every_64_tables() -> None:
+    """Progress comes from the embedder within a chunk: a bar that sat at 0/440 while the
+    first 256 tables were embedded looked stuck."""
+    texts = [f"table {i} of lakes and rivers" for i in range(300)]
+    calls: list[tuple[int, int, str]] = []
+    DenseRetriever(BagOfWords(), VectorStore.ephemeral()).index(
+        texts, corpus_key="progress-300", progress=lambda *call: calls.append(call))
+    done = [d for d, total, what in calls if what == "embedding tables" and total == 300]
+    assert done[0] == 0 and done[-1] == 300 and done == sorted(done)
+    assert max(np.diff(done)) <= 64
+
+
+def test_gold_rank_scoring_runs_blas_on_one_thread() -> None:
+    """A second OpenBLAS thread would spin for ~100 ms after the product, against the next
+    query's embedding and search."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> list[int]:
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    seen: list[list[int]] = []
+
+    class Matrix:  # records the BLAS limit in force when score_all multiplies
+        def __matmul__(self, vector: np.ndarray) -> np.ndarray:
+            seen.append(blas_threads())
+            return np.zeros(len(TEXTS), dtype=np.float32)
+
+    retriever = DenseRetriever(BagOfWords(), VectorStore.ephemeral())
+    retriever.index(TEXTS, corpus_key="six-blas")
+    retriever.search(["river basin"], top_k=1)
+    before = blas_threads()
+    retriever._matrix = Matrix()  # type: ignore[assignment]
+    retriever.score_all("river basin")
+    assert seen == [[1] * len(before)] and blas_threads() == before
+
+
+_HOLDER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    sys.path.insert(0, "tests")
+    from test_vectorstore_dense import TEXTS, BagOfWords
+    from target_core.retrievers.dense import DenseRetriever
+    from target_core.vectorstore import VectorStore
+
+    class Slow(BagOfWords):
+        def embed(self, texts, *, kind="document", progress=None):
+            Path(sys.argv[2]).touch()  # it holds the collection now
+            time.sleep(1.5)
+            return super().embed(texts, kind=kind)
+
+    DenseRetriever(Slow(), VectorStore.persistent(Path(sys.argv[1]))).index(
+        TEXTS, corpus_key="two-processes")
+""")
+
+
+def test_two_processes_embed_the_same_tables_once(tmp_path: Path) -> None:
+    """Two jobs of the same texts and embedder (the demo suite's dense:minilm and hybrid):
+    the second waits for the first, embeds nothing and can search. Before, both embedded
+    everything, and a process that read the collection while the other was adding to it
+    could not search it afterwards."""
+    holding = tmp_path / "holding"
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(tmp_path / "chroma"),
+                               str(holding)], cwd=Path(__file__).resolve().parent.parent)
+    try:
+        deadline = time.monotonic() + 60
+        while not holding.exists():
+            assert holder.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        embedder, calls = BagOfWords(), []
+        retriever = DenseRetriever(embedder, VectorStore.persistent(tmp_path / "chroma"))
+        info = retriever.index(TEXTS, corpus_key="two-processes",
+                               progress=lambda *call: calls.append(call))
+    finally:
+        assert holder.wait(timeout=60) == 0
+    assert embedder.embedded == 0 and info.details["cached"] == len(TEXTS)
+    assert any(what.startswith("waiting") for _, _, what in calls)
+    assert retriever.search(["marathon winner 2020"], top_k=1)[0][0][0] == 2

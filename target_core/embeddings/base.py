@@ -6,8 +6,10 @@ import it without a cycle.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, Protocol, runtime_checkable
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -76,3 +78,26 @@ def normalize_rows(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float32)
     norms = np.sqrt(np.einsum("ij,ij->i", v, v))
     return v / np.maximum(norms, np.float32(1e-12))[:, None]
+
+
+@lru_cache(maxsize=1)
+def _blas_controller() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()  # scanning loaded libraries costs ~ms: do it once
+
+
+@contextmanager
+def blas_threads(n: int) -> Iterator[None]:
+    """BLAS (numpy's OpenBLAS) limited to `n` threads inside the block, restored after.
+
+    The limit is process-wide. Why it matters: after a multi-threaded call, an OpenBLAS
+    worker busy-waits for about 100 ms before sleeping; on 2 cores it then takes the core
+    that onnxruntime and Chroma need for the next query (benchmarks/dense_speed.py). A
+    call made with one thread wakes no worker, so nothing spins afterwards.
+    """
+    limiter = _blas_controller().limit(limits=n, user_api="blas")
+    try:
+        yield
+    finally:
+        limiter.restore_original_limits()

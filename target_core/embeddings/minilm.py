@@ -42,13 +42,11 @@ import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from target_core.embeddings.base import Kind, check_texts, normalize_rows
+from target_core.embeddings.base import Kind, blas_threads, check_texts, normalize_rows
 from target_core.embeddings.minilm_weights import (
     HEAD_DIM,
     HEADS,
@@ -178,7 +176,12 @@ def forward(w: Weights, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return normalize_rows(pooled)
 
 
-def plan_batches(lengths: np.ndarray, batch_tokens: int, max_batch: int = 256
+MAX_BATCH = 64
+"""Texts per batch at most. Progress is reported per batch, so indexing moves at least
+every 64 tables; only texts under 16 tokens would fill bigger batches (1024 tokens)."""
+
+
+def plan_batches(lengths: np.ndarray, batch_tokens: int, max_batch: int = MAX_BATCH
                  ) -> list[np.ndarray]:
     """Indices of texts grouped into batches: longest first, each padded batch holding at
     most `batch_tokens` tokens (at least one text) and `max_batch` texts."""
@@ -203,13 +206,6 @@ DEFAULT_BATCH_TOKENS = 1024
 _run_lock = threading.Lock()
 """One embed() at a time per process: each already uses every core, and BLAS thread
 limits are process-wide, so overlapping calls would undo each other's settings."""
-
-
-@lru_cache(maxsize=1)
-def _blas_controller() -> Any:
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()  # scanning loaded libraries costs ~ms: do it once
 
 
 class MiniLMEmbedder:
@@ -260,6 +256,11 @@ class MiniLMEmbedder:
         """Embeddings of one padded batch; `parallel` says other batches run alongside."""
         return forward(load_weights(self.model_dir), ids, lengths)
 
+    def blas_limit(self, parallel: bool) -> int:
+        """BLAS threads while embedding: one per batch when batches run side by side; a
+        lone batch (a query) cannot be shared by workers, so BLAS gets the threads."""
+        return self.blas_threads if parallel else max(self.blas_threads, self.workers)
+
     def embed(self, texts: Sequence[str], *, kind: Kind,
               progress: Progress = no_progress) -> np.ndarray:
         items = check_texts(texts, kind)
@@ -279,25 +280,19 @@ class MiniLMEmbedder:
             return len(batch)
 
         done = 0
-        # one batch (a query) cannot be split across workers: give BLAS the threads instead
-        blas = self.blas_threads if parallel else max(self.blas_threads, self.workers)
-        with _run_lock:
-            limiter = _blas_controller().limit(limits=blas, user_api="blas")
-            try:
-                if not parallel:
-                    for count in map(run, batches):
+        with _run_lock, blas_threads(self.blas_limit(parallel)):
+            if not parallel:
+                for count in map(run, batches):
+                    done += count
+                    progress(done, len(items), "embedding")
+            else:
+                pool = ThreadPoolExecutor(self.workers, thread_name_prefix="minilm")
+                try:
+                    for count in pool.map(run, batches):
                         done += count
                         progress(done, len(items), "embedding")
-                else:
-                    pool = ThreadPoolExecutor(self.workers, thread_name_prefix="minilm")
-                    try:
-                        for count in pool.map(run, batches):
-                            done += count
-                            progress(done, len(items), "embedding")
-                    finally:  # a progress callback that raises (a cancel) stops the rest
-                        pool.shutdown(wait=True, cancel_futures=True)
-            finally:
-                limiter.restore_original_limits()
+                finally:  # a progress callback that raises (a cancel) stops the rest
+                    pool.shutdown(wait=True, cancel_futures=True)
         self.last_truncated = truncated
         self.last_tokens = int(lengths.sum())
         return out

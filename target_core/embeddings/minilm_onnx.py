@@ -137,16 +137,37 @@ def build_model(t: dict[str, np.ndarray]) -> bytes:
     return model.SerializeToString()
 
 
-@lru_cache(maxsize=4)
-def session(model_dir: Path, threads: int) -> Any:
-    """An InferenceSession with `threads` intra-op threads (built once per process)."""
+SESSION_CONFIG = {
+    # spin between the ~100 ops of one pass (waking a sleeping thread per op costs more
+    # than the op), but stop the moment run() returns: a pool left spinning takes the
+    # second core from Chroma's search and numpy's scoring that come right after
+    "session.intra_op.allow_spinning": "1",
+    "session.force_spinning_stop": "1",
+    "session.inter_op.allow_spinning": "0",  # sequential execution: no inter-op work
+}
+"""onnxruntime thread settings (benchmarks/dense_speed.py measures their effect)."""
+
+
+def session_options(threads: int) -> Any:
+    """SessionOptions with `threads` intra-op threads and SESSION_CONFIG."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    for key, value in SESSION_CONFIG.items():
+        options.add_session_config_entry(key, value)
     options.log_severity_level = 3  # graph optimization prints harmless shape notes
-    return ort.InferenceSession(build_model(load_tensors(model_dir)), options,
+    return options
+
+
+@lru_cache(maxsize=4)
+def session(model_dir: Path, threads: int) -> Any:
+    """An InferenceSession with `threads` intra-op threads (built once per process)."""
+    import onnxruntime as ort
+
+    return ort.InferenceSession(build_model(load_tensors(model_dir)), session_options(threads),
                                 providers=["CPUExecutionProvider"])
 
 
@@ -163,6 +184,11 @@ class OnnxMiniLMEmbedder(MiniLMEmbedder):
         # batches running side by side get one thread each; a lone batch (a query) gets all
         with _lock:
             return session(self.model_dir, 1 if parallel else max(self.workers, 1))
+
+    def blas_limit(self, parallel: bool) -> int:
+        """One: the onnxruntime pass does no BLAS work, and at one thread no OpenBLAS
+        worker can be woken to spin beside onnxruntime's."""
+        return 1
 
     def forward_batch(self, ids: np.ndarray, lengths: np.ndarray, parallel: bool
                       ) -> np.ndarray:
