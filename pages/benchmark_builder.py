@@ -10,14 +10,16 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages._ui import resources, shell, url, widgets
+from pages._ui import jobs, resources, shell, url, widgets
 from pages._ui.text import plain
 from target_core.analysis.failure_figures import error_source_bars
-from target_core.benchgen.build import pick_templates, sample_draft
+from target_core.benchgen.build import pick_templates
 from target_core.benchgen.draft import Draft, Pair, list_drafts, pair_rows
+from target_core.benchgen.draft_jobs import DraftSpec, draft_report, keep_upload, launch_draft
 from target_core.benchgen.error_sources import TABLE_COLUMNS
 from target_core.benchgen.export import export_draft
 from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, load_templates
+from target_core.engine.jobs import JobStore
 from target_core.errors import TargetError
 from target_core.views.benchmark import (
     PAPER_ACCEPTANCE,
@@ -106,30 +108,46 @@ def _sample() -> None:
     if draft_name.strip() in list_drafts(settings.workspace):
         replace = st.checkbox(f"Replace the existing draft '{plain(draft_name.strip())}' "
                               "(its review decisions are lost)", key="bg-replace")
-    if not st.button("Sample and write questions", type="primary", key="bg-go"):
+    if st.button("Sample and write questions", type="primary", key="bg-go"):
+        spec = DraftSpec(
+            dataset=name, name=draft_name.strip(),
+            templates=str(keep_upload(settings, upload.name, upload.getvalue()))
+            if upload else None,
+            templates_label=upload.name if upload else "examples",
+            database=None if database.startswith("(") else database, n=n, seed=seed,
+            reference_date=reference.isoformat() if fixed else None, writer=writer_spec,
+            judge=judge_spec, replace=replace)
+        try:
+            st.session_state["bg-job"] = launch_draft(spec, settings).job_id
+        except TargetError as exc:
+            st.error(str(exc))
+            return
+        st.rerun()  # the sidebar, drawn before the click, then lists the job
+    if job_id := st.session_state.get("bg-job"):
+        job = JobStore.in_workspace(settings.workspace).get(job_id)
+        st.fragment(_draft_job, run_every=jobs.POLL_S if job.active else None)(
+            job_id, job.active)
+
+
+def _draft_job(job_id: str, was_active: bool) -> None:
+    """The session's last draft job: its progress while it works (it goes on when you
+    leave the page), then what it made."""
+    job = JobStore.in_workspace(settings.workspace).get(job_id)
+    if job.active != was_active:
+        st.rerun()  # it ended: the drafts in the other tabs changed too
+    if job.status != "done" or job.result is None:
+        jobs.job_line(job, key="bg")
         return
-    bar = st.progress(0.0, text="sampling SQL")
-    try:
-        draft, report, _, _ = sample_draft(
-            settings, dataset, chosen, database=None, name=draft_name.strip(), n=n,
-            seed=seed, reference_date=reference if fixed else None, writer_spec=writer_spec,
-            judge_spec=judge_spec, templates_label=upload.name if upload else "examples",
-            replace=replace,
-            progress=lambda d, t, what: bar.progress(d / t, text=f"{what} {d}/{t}"))
-    except TargetError as exc:
-        bar.empty()
-        st.error(str(exc))
-        return
-    with draft:
-        summary = draft.summary()
-    bar.progress(1.0, text="done")
-    st.success(f"Draft '{plain(draft.name)}': {len(report.queries)} SQL queries, "
-               f"{summary.total} questions; the automatic check passed "
-               f"{summary.automatic_passed}. Review it in tab 2.")
-    url.write(draft=draft.name)
-    st.dataframe(counts_frame(report), hide_index=True, width="stretch",
-                 column_config={"template_id": None, "first_error": st.column_config.TextColumn(
-                     "first error", width="large")})
+    result = job.result
+    st.success(f"Draft '{plain(result['draft'])}': {result['queries']} SQL queries, "
+               f"{result['questions']} questions; the automatic check passed "
+               f"{result['automatic_passed']}. Review it in tab 2.")
+    report = draft_report(job)
+    if report is not None:
+        st.dataframe(counts_frame(report), hide_index=True, width="stretch",
+                     column_config={"template_id": None,
+                                    "first_error": st.column_config.TextColumn(
+                                        "first error", width="large")})
 
 
 def _pair_pane(draft: Draft, pair: Pair, queue: list[Pair]) -> None:

@@ -4,9 +4,11 @@ evaluate a run on it by error source; a deep link reopens one pair of a draft.""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from jobs_support import wait_for_jobs
 
 from target_core.benchgen.draft import Draft
 from target_core.config import load_settings
@@ -30,10 +32,16 @@ def _button(at, label: str):
 
 
 def _sample(at, database: str, n: int, name: str):
+    """Launch the sampling job and wait for it; the page as it shows the job's end."""
     at.selectbox(key="bg-database").set_value(database)
     at.number_input(key="bg-n").set_value(n)
     at.text_input(key="bg-name").set_value(name)
-    return _button(at, "Sample and write questions").click().run()
+    at = _button(at, "Sample and write questions").click().run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    (job,) = [j for j in wait_for_jobs(Path(os.environ["TARGET_WORKSPACE"]))
+              if j.spec.get("name") == name]
+    assert job.kind == "draft" and job.status == "done", job
+    return at.run()
 
 
 def test_sample_review_export_evaluate(app) -> None:
@@ -115,6 +123,7 @@ def test_sampling_errors_are_shown_and_nothing_is_replaced(app, monkeypatch) -> 
         assert draft.summary().accepted == 1
     at.checkbox(key="bg-replace").check()
     _button(at, "Sample and write questions").click().run()
+    wait_for_jobs(settings.workspace)
     with Draft.open(settings.workspace, "air") as draft:
         assert draft.summary().accepted == 0
     at.selectbox(key="bg-writer").set_value("openai")

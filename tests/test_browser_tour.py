@@ -90,6 +90,11 @@ def test_every_page_with_its_main_action(tmp_path: Path) -> None:
         body = _check(page, out, "compare")
         assert "win" in body.lower()
 
+        # All runs: every run of demo-qa side by side, a cell opens the query in its run
+        screenshots.visit(page, f"{base}/matrix?dataset=demo-qa&outcome=split")
+        body = _check(page, out, "matrix")
+        assert "All runs" in body and "most disputed" in body.lower()
+
         # Ablations: run the missing variants of bm25 on 30 queries.
         screenshots.visit(page, f"{base}/ablations?dataset=demo-qa&retriever=bm25&limit=30")
         page.get_by_role("button", name="missing variant").click()

@@ -20,6 +20,7 @@ from target_core.config import Settings, load_settings
 from target_core.engine.jobs import Job, JobStore, pid_alive
 from target_core.engine.store import RunStore
 from target_core.engine.workers import cancel, launch_run, resume, resume_interrupted
+from target_core.errors import TargetError
 from target_core.types import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -267,3 +268,55 @@ def test_cli_ablate_and_reproduce_detach_launch_jobs(settings: Settings) -> None
     assert len(launched) >= 3 and all(item["job_id"].startswith("job-") for item in launched)
     for item in launched:
         _cli(settings, "cancel", item["job_id"])
+
+
+def test_a_draft_job_samples_in_a_worker_and_reports_its_counts(settings: Settings) -> None:
+    from target_core.benchgen.draft import Draft
+    from target_core.benchgen.draft_jobs import DraftSpec, draft_report, keep_upload, launch_draft
+    from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR
+    from target_core.views.links import job_link
+
+    source = sorted(EXAMPLE_TEMPLATES_DIR.iterdir())[0]
+    kept = keep_upload(settings, source.name, source.read_bytes())
+    assert keep_upload(settings, "again" + source.suffix, source.read_bytes()) == kept
+    spec = DraftSpec(dataset="demo-sql", name="up", templates=str(kept),
+                     templates_label=source.name, database=None, n=2, seed=1,
+                     reference_date="2025-01-01", writer="template", judge="round-trip")
+    job = launch_draft(spec, settings)
+    assert job.kind == "draft" and job.label == "questions for draft up on demo-sql"
+    done = _wait(settings, job.job_id, _finished)
+    assert done.status == "done", _log(settings, done)
+    with Draft.open(settings.workspace, "up") as draft:
+        assert done.result["questions"] == draft.summary().total > 0
+        assert draft.meta()["templates"] == source.name
+    report = draft_report(done)
+    assert report is not None and sum(c.kept for c in report.counts.values()) == \
+        done.result["queries"] > 0
+    assert job_link("draft", dataset="demo-sql", run_id=None, draft="up", done=True) == (
+        "review", "benchmark_builder?draft=up")
+    with pytest.raises(TargetError, match="exists"):  # checked before anything starts
+        launch_draft(spec, settings)
+    listed = json.loads(_cli(settings, "jobs", "--json").stdout)
+    assert listed[0]["kind"] == "draft" and listed[0]["result"]["draft"] == "up"
+
+
+def test_an_older_jobs_table_gains_the_result_column(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "jobs.sqlite"
+    with sqlite3.connect(path) as db:  # the table as the first version made it
+        db.execute("CREATE TABLE jobs (job_id TEXT PRIMARY KEY, kind TEXT NOT NULL, "
+                   "config TEXT NOT NULL, fresh INTEGER NOT NULL DEFAULT 0, cwd TEXT NOT "
+                   "NULL, status TEXT NOT NULL, pid INTEGER, pid_start TEXT, done INTEGER "
+                   "NOT NULL DEFAULT 0, total INTEGER NOT NULL DEFAULT 0, what TEXT NOT NULL "
+                   "DEFAULT '', run_id TEXT, reused INTEGER NOT NULL DEFAULT 0, cancel "
+                   "INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, queued_at REAL "
+                   "NOT NULL, started_at REAL, finished_at REAL, error TEXT)")
+        db.execute("INSERT INTO jobs (job_id, kind, config, cwd, status, created_at, "
+                   "queued_at) VALUES ('job-old', 'run', ?, '.', 'done', 1, 1)",
+                   [json.dumps(RunConfig("demo-qa", "bm25").to_dict())])
+    store = JobStore(path)
+    old = store.get("job-old")
+    assert old.result is None and old.config.retriever == "bm25"
+    store.update("job-old", result=json.dumps({"x": 1}))
+    assert store.get("job-old").result == {"x": 1}

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from jobs_support import wait_for_jobs
 from streamlit.testing.v1 import AppTest
 
 from target_core.config import load_settings
@@ -199,6 +200,7 @@ def test_benchmark_builder_parameters(app: Callable, settings) -> None:
     at.text_input(key="bg-name").set_value("air")
     next(b for b in at.button if b.label == "Sample and write questions").click().run()
     opened(at)
+    wait_for_jobs(settings.workspace)  # sampling is a job
     run = run_retrieval(RunConfig("demo-sql", "bm25", limit=10,
                                   generation=GenerationConfig("heuristic")),
                         settings=settings).run.run_id
@@ -220,6 +222,7 @@ def test_a_reviewed_pair_opens_under_every_status(app: Callable, settings) -> No
     at.number_input(key="bg-n").set_value(1)
     at.text_input(key="bg-name").set_value("air")
     next(b for b in at.button if b.label == "Sample and write questions").click().run()
+    wait_for_jobs(settings.workspace)
     with Draft.open(settings.workspace, "air") as draft:
         target = draft.pairs()[2]
         draft.review(target.pair_id, "rejected")

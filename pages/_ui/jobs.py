@@ -17,7 +17,7 @@ from pages._ui.text import plain
 from target_core.engine.jobs import Job, JobStore
 from target_core.engine.workers import cancel, resume, resume_interrupted
 from target_core.errors import TargetError
-from target_core.views.links import run_page_link, run_queries_link
+from target_core.views.links import job_link
 
 POLL_S = 2.0
 """Seconds between two looks at the jobs while one is active."""
@@ -54,9 +54,9 @@ def _resume(job_id: str) -> None:
 
 
 def _link(job: Job) -> str:
-    if job.status == "done" and job.run_id:
-        return f"[queries]({run_queries_link(job.run_id)})"
-    return f"[run page]({run_page_link(job.config.dataset)})"
+    text, link = job_link(job.kind, dataset=job.dataset, run_id=job.run_id,
+                          draft=job.spec.get("name"), done=job.status == "done")
+    return f"[{text}]({link})"
 
 
 def job_line(job: Job, key: str) -> None:

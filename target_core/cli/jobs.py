@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # imported lazily at run time: every command pays for its own
 def job_row(job: Job) -> dict[str, object]:
     """A job as one line of `jobs`."""
     progress = f"{job.done}/{job.total}" if job.total else ""
-    return {"job_id": job.job_id, "status": job.status, "dataset": job.config.dataset,
-            "pipeline": job.config.label, "progress": progress, "step": job.what,
+    return {"job_id": job.job_id, "status": job.status, "dataset": job.dataset,
+            "pipeline": job.pipeline, "progress": progress, "step": job.what,
             "run_id": job.run_id or "", "error": job.error or ""}
 
 
@@ -102,9 +102,15 @@ def cmd_demo_suite(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from target_core.engine.workers import run_worker
+    from target_core.engine.jobs import JobStore
+    from target_core.engine.workers import run_task, run_worker
 
-    return run_worker(args.job_id, load_settings(args.workspace))
+    settings = load_settings(args.workspace)
+    if JobStore.in_workspace(settings.workspace).get(args.job_id).kind == "draft":
+        from target_core.benchgen.draft_jobs import draft_task
+
+        return run_worker(args.job_id, settings, draft_task)
+    return run_worker(args.job_id, settings, run_task)
 
 
 JOB_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {

@@ -15,6 +15,10 @@ job marked `interrupted`; `resume` starts a new worker, which resumes the stored
 
 Statuses: queued -> running -> done | failed | cancelled; queued or running ->
 interrupted (worker gone) -> queued again on resume.
+
+Kinds: "run" (a RunConfig) and "draft" (the Benchmark builder's sampling and question
+writing, target_core.benchgen.draft_jobs); a job's `spec` is its kind's parameters as
+JSON and `result` what the finished job reports beyond its run.
 """
 
 from __future__ import annotations
@@ -47,17 +51,20 @@ CREATE TABLE IF NOT EXISTS jobs (
     total INTEGER NOT NULL DEFAULT 0, what TEXT NOT NULL DEFAULT '',
     run_id TEXT, reused INTEGER NOT NULL DEFAULT 0, cancel INTEGER NOT NULL DEFAULT 0,
     created_at REAL NOT NULL, queued_at REAL NOT NULL, started_at REAL,
-    finished_at REAL, error TEXT)
+    finished_at REAL, error TEXT, result TEXT)
 """
+_ADDED_COLUMNS = {"result": "TEXT"}  # columns added since the first jobs.sqlite
+KINDS = ("run", "draft")
 
 
 @dataclass(frozen=True)
 class Job:
-    """One launched run as stored."""
+    """One launched job as stored: a run, or another kind of work (KINDS)."""
 
     job_id: str
     kind: str
-    config: RunConfig
+    spec: dict[str, Any]
+    """The kind's parameters: a RunConfig's dict for a run."""
     fresh: bool
     cwd: str
     status: str
@@ -72,6 +79,19 @@ class Job:
     started_at: float | None
     finished_at: float | None
     error: str | None
+    result: dict[str, Any] | None = None
+    """What a finished job reports beyond its run (a draft's name and counts)."""
+
+    @property
+    def config(self) -> RunConfig:
+        """A run job's configuration; a ValueError for another kind."""
+        if self.kind != "run":
+            raise ValueError(f"job {self.job_id} is a {self.kind} job, not a run")
+        return RunConfig.from_dict(self.spec)
+
+    @property
+    def dataset(self) -> str:
+        return str(self.spec["dataset"])
 
     @property
     def active(self) -> bool:
@@ -86,8 +106,16 @@ class Job:
     @property
     def label(self) -> str:
         """e.g. 'bm25 → heuristic on demo-qa · header only': what tells two jobs apart
-        (ablation variants differ only in their view)."""
-        return f"{self.config.label} on {self.config.dataset} · {self.config.view.label}"
+        (ablation variants differ only in their view); a draft job names its draft."""
+        if self.kind == "draft":
+            return f"questions for draft {self.spec['name']} on {self.dataset}"
+        config = self.config
+        return f"{config.label} on {config.dataset} · {config.view.label}"
+
+    @property
+    def pipeline(self) -> str:
+        """What the job does, without its dataset: the run's pipeline or the draft."""
+        return self.config.label if self.kind == "run" else f"draft {self.spec['name']}"
 
     def describe(self) -> str:
         """One line: status and progress, e.g. 'running: retrieving 12/60'."""
@@ -101,23 +129,24 @@ class Job:
 
     def to_dict(self) -> dict[str, Any]:
         return {"job_id": self.job_id, "kind": self.kind, "status": self.status,
-                "dataset": self.config.dataset, "retriever": self.config.retriever,
-                "config": self.config.to_dict(), "fresh": self.fresh, "pid": self.pid,
+                "dataset": self.dataset, "retriever": self.spec.get("retriever"),
+                "config": self.spec, "fresh": self.fresh, "pid": self.pid,
                 "done": self.done, "total": self.total, "what": self.what,
                 "run_id": self.run_id, "reused": self.reused,
                 "cancel_requested": self.cancel_requested, "created_at": self.created_at,
                 "started_at": self.started_at, "finished_at": self.finished_at,
-                "error": self.error}
+                "error": self.error, "result": self.result}
 
 
 def _job(row: dict[str, Any]) -> Job:
-    return Job(job_id=row["job_id"], kind=row["kind"],
-               config=RunConfig.from_dict(json.loads(row["config"])), fresh=bool(row["fresh"]),
-               cwd=row["cwd"], status=row["status"], pid=row["pid"], done=row["done"],
-               total=row["total"], what=row["what"], run_id=row["run_id"],
-               reused=bool(row["reused"]), cancel_requested=bool(row["cancel"]),
-               created_at=row["created_at"], started_at=row["started_at"],
-               finished_at=row["finished_at"], error=row["error"])
+    return Job(job_id=row["job_id"], kind=row["kind"], spec=json.loads(row["config"]),
+               fresh=bool(row["fresh"]), cwd=row["cwd"], status=row["status"],
+               pid=row["pid"], done=row["done"], total=row["total"], what=row["what"],
+               run_id=row["run_id"], reused=bool(row["reused"]),
+               cancel_requested=bool(row["cancel"]), created_at=row["created_at"],
+               started_at=row["started_at"], finished_at=row["finished_at"],
+               error=row["error"],
+               result=json.loads(row["result"]) if row.get("result") else None)
 
 
 def _process_start(pid: int) -> str | None:
@@ -164,11 +193,19 @@ class JobStore:
             try:
                 self.db.enable_wal()
                 self.db.execute(_SCHEMA)
+                self._add_columns()
                 break
             except Exception as exc:  # a concurrent first open: "database is locked"
                 if "locked" not in str(exc) or attempt == 99:
                     raise
                 time.sleep(0.05)
+
+    def _add_columns(self) -> None:
+        """Bring a jobs.sqlite made by an earlier version up to this schema."""
+        have = {c.name for c in self.db.table("jobs").columns}
+        for name, kind in _ADDED_COLUMNS.items():
+            if name not in have:
+                self.db.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
 
     @classmethod
     def in_workspace(cls, workspace: Path) -> JobStore:
@@ -185,11 +222,19 @@ class JobStore:
             raise
 
     def create(self, config: RunConfig, *, fresh: bool = False, cwd: str | None = None) -> Job:
+        """A queued run job."""
+        return self.create_job("run", config.to_dict(), fresh=fresh, cwd=cwd)
+
+    def create_job(self, kind: str, spec: dict[str, Any], *, fresh: bool = False,
+                   cwd: str | None = None) -> Job:
+        """A queued job of `kind` with its parameters `spec` (which names its dataset)."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown job kind {kind!r}; known: {', '.join(KINDS)}")
         job_id = f"job-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
         now = time.time()
         with self._write():
             self.db.table("jobs").insert({
-                "job_id": job_id, "kind": "run", "config": json.dumps(config.to_dict()),
+                "job_id": job_id, "kind": kind, "config": json.dumps(spec),
                 "fresh": int(fresh), "cwd": cwd or os.getcwd(), "status": "queued",
                 "created_at": now, "queued_at": now})
         return self.get(job_id)
@@ -208,7 +253,7 @@ class JobStore:
         jobs = [_job(r) for r in self.db.query("SELECT * FROM jobs ORDER BY created_at DESC")]
         return [j for j in jobs
                 if (statuses is None or j.status in statuses)
-                and (dataset is None or j.config.dataset == dataset)
+                and (dataset is None or j.dataset == dataset)
                 and (since is None or j.active or j.status == "interrupted"
                      or (j.finished_at or j.created_at) >= since)]
 
@@ -303,6 +348,6 @@ class JobStore:
         """A queued, running or interrupted job of this same configuration."""
         wanted = config.to_dict()
         for job in self.list_jobs(statuses=(*ACTIVE, "interrupted")):
-            if job.config.to_dict() == wanted:
+            if job.kind == "run" and job.config.to_dict() == wanted:
                 return job
         return None

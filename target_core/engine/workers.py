@@ -9,13 +9,16 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from target_core.config import PROJECT_ROOT, Settings
 from target_core.engine.jobs import Job, JobStore
 from target_core.engine.store import RunRecord
 from target_core.errors import Cancelled, TargetError
+from target_core.progress import Progress
 from target_core.types import Dataset, RunConfig
 
 log = logging.getLogger(__name__)
@@ -152,11 +155,25 @@ class _JobProgress:
             raise Cancelled("cancelled on request")
 
 
-def run_worker(job_id: str, settings: Settings) -> int:
-    """The worker: wait for a slot, run (or resume) the job's run, record the outcome.
-    Returns the process's exit code."""
+JobTask = Callable[[Job, Settings, Progress], dict[str, Any]]
+"""A job kind's work in the worker: do the job, reporting progress (which raises
+Cancelled on a cancel); return the columns to set when it is done (e.g. run_id)."""
+
+
+def run_task(job: Job, settings: Settings, progress: Progress) -> dict[str, Any]:
+    """A run job's work: run (or resume) its RunConfig."""
     from target_core.engine.runner import run_retrieval
 
+    jobs = JobStore.in_workspace(settings.workspace)
+    result = run_retrieval(job.config, settings=settings, fresh=job.fresh, progress=progress,
+                           on_start=lambda run: jobs.update(job.job_id, run_id=run.run_id))
+    return {"run_id": result.run.run_id, "reused": int(result.reused),
+            "done": result.run.n_done, "total": result.run.n_queries}
+
+
+def run_worker(job_id: str, settings: Settings, task: JobTask = run_task) -> int:
+    """The worker: wait for a slot, do the job's `task` (a run by default), record the
+    outcome. Returns the process's exit code."""
     jobs = JobStore.in_workspace(settings.workspace)
     while (state := jobs.claim(job_id, settings.max_jobs, os.getpid())) == "queued":
         time.sleep(POLL_S)
@@ -169,9 +186,7 @@ def run_worker(job_id: str, settings: Settings) -> int:
         jobs.update(job_id, status="done", what="done", finished_at=time.time(), pid=None)
         return 0
     try:
-        result = run_retrieval(job.config, settings=settings, fresh=job.fresh,
-                               progress=_JobProgress(jobs, job_id),
-                               on_start=lambda run: jobs.update(job_id, run_id=run.run_id))
+        done = task(job, settings, _JobProgress(jobs, job_id))
     except Cancelled:
         jobs.update(job_id, status="cancelled", finished_at=time.time(), pid=None)
         return 0
@@ -183,7 +198,6 @@ def run_worker(job_id: str, settings: Settings) -> int:
         jobs.update(job_id, status="failed", error=f"{type(exc).__name__}: {exc}",
                     finished_at=time.time(), pid=None)
         raise
-    jobs.update(job_id, status="done", run_id=result.run.run_id, reused=int(result.reused),
-                done=result.run.n_done, total=result.run.n_queries, what="done",
-                finished_at=time.time(), pid=None)
+    jobs.update(job_id, status="done", what="done", finished_at=time.time(), pid=None,
+                **done)
     return 0

@@ -24,3 +24,19 @@ def dataset_link(name: str) -> str:
 def run_page_link(dataset: str) -> str:
     """The Run page on one dataset."""
     return "run?" + urlencode({"dataset": dataset})
+
+
+def draft_link(name: str | None = None) -> str:
+    """The Benchmark builder, on one draft when `name` is given."""
+    return "benchmark_builder" + ("?" + urlencode({"draft": name}) if name else "")
+
+
+def job_link(job_kind: str, *, dataset: str, run_id: str | None, draft: str | None,
+             done: bool) -> tuple[str, str]:
+    """Where a job leads, as (text, link): a finished run's queries, a finished draft's
+    review, else the page that launched it."""
+    if job_kind == "draft":
+        return ("review", draft_link(draft)) if done else ("builder", draft_link())
+    if done and run_id:
+        return "queries", run_queries_link(run_id)
+    return "run page", run_page_link(dataset)
