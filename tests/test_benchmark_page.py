@@ -51,6 +51,8 @@ def test_sample_review_export_evaluate(app) -> None:
     at = _sample(at, "hospital", 2, "hosp")
     assert not at.exception and not at.error, (at.exception, at.error)
     assert any("Draft 'hosp'" in s.value for s in at.success)
+    counts = at.dataframe[0].value  # per template; an empty first error is blank
+    assert counts["kept"].sum() > 0 and not counts["first_error"].isna().any()
 
     with Draft.open(settings.workspace, "hosp") as draft:
         pairs = draft.pairs()

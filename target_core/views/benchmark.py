@@ -33,8 +33,11 @@ def template_databases(templates: Sequence[Template], dataset: Dataset) -> list[
 
 
 def counts_frame(report: SampleReport) -> pd.DataFrame:
-    """Draws per template: kept, error, empty, duplicate, first error."""
-    return pd.DataFrame([{"template": t, **c.to_dict()} for t, c in report.counts.items()])
+    """Draws per template: kept, error, empty, duplicate, first error (blank: none)."""
+    frame = pd.DataFrame([{"template": t, **c.to_dict()} for t, c in report.counts.items()])
+    if "first_error" in frame:
+        frame["first_error"] = frame["first_error"].fillna("")
+    return frame
 
 
 def result_frame(item: SampledQuery) -> pd.DataFrame:
