@@ -24,7 +24,7 @@ from target_core.types import (
     GenerationConfig,
     RunConfig,
 )
-from target_core.views.runs import answers_label, launch_notes, runs_frame
+from target_core.views.runs import answers_label, launch_notes, runs_table
 
 shell.frame()
 dataset = widgets.dataset_or_stop(widgets.pick_dataset())
@@ -130,12 +130,12 @@ runs = resources.store().list_runs(dataset=dataset.name)
 if not runs:
     st.info("No runs yet: pick retrievers and launch.")
 else:
-    frame = runs_frame(runs).drop(columns=["dataset"])
+    frame = runs_table(runs).drop(columns=["dataset"])
     st.dataframe(frame, hide_index=True, width="stretch", column_config={
         "open": st.column_config.LinkColumn("drill down", display_text="queries"),
         "recall@k": st.column_config.NumberColumn(format="%.3f"),
         "mrr": st.column_config.NumberColumn(format="%.3f"),
-        "answers": st.column_config.NumberColumn(
-            answers_label(dataset.task), format="%.3f",
+        "answers": st.column_config.TextColumn(
+            answers_label(dataset.task), alignment="right",
             help="sacreBLEU (QA), F1 (fact), execution accuracy (SQL)"),
         "ms p50": st.column_config.NumberColumn(format="%.2f")})

@@ -35,7 +35,7 @@ def test_summary_counts_and_columns(handmade_dir) -> None:
     assert (summary.n_tables, summary.n_queries, summary.n_databases) == (4, 3, 0)
     assert list(summary.tables["rows"]) == [3, 2, 2, 0]
     assert summary.tables["tokens"].min() > 0
-    assert summary.queries["failure_mode"].isna().tolist() == [True, False, True]
+    assert summary.queries["failure_mode"].tolist()[::2] == ["", ""]  # blank, not None
     assert summary.queries.loc[1, "failure_mode"] == "sibling"
     assert summary.queries.loc[2, "gold"] == ("wiki/2019_Norland_Marathon_0, "
                                               "wiki/2020_Norland_Marathon_0")
@@ -80,7 +80,7 @@ def test_evidence_rows_keep_row_numbers() -> None:
 
 def test_failure_mode_filter() -> None:
     frame = pd.DataFrame({"query_id": ["1", "2", "3"],
-                          "failure_mode": ["sibling", None, "deep-row"]})
+                          "failure_mode": ["sibling", "", "deep-row"]})
     assert failure_modes(frame) == ["deep-row", "sibling", "ordinary"]
     assert list(filter_by_failure_mode(frame, "ordinary")["query_id"]) == ["2"]
     assert list(filter_by_failure_mode(frame, "sibling")["query_id"]) == ["1"]

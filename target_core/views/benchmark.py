@@ -87,5 +87,7 @@ def error_source_view(store: RunStore, dataset: Dataset, run_id: str) -> ErrorSo
     report = error_sources(store, dataset, run_id)
     rows = report.frame()
     rows.insert(0, "open", [query_link(run_id, q) for q in rows["query_id"]])
+    rows[["difficulty", "alternative_kind", "detail"]] = rows[
+        ["difficulty", "alternative_kind", "detail"]].fillna("")  # blank, not "None"
     definitions = pd.DataFrame([{"source": k, "definition": v} for k, v in DEFINITIONS.items()])
     return ErrorSourceView(report, definitions, rows)

@@ -72,7 +72,7 @@ def queries_frame(dataset: Dataset) -> pd.DataFrame:
     optional: dict[str, list[Any]] = {
         "difficulty": [q.difficulty for q in dataset.queries],
         "label": [q.label for q in dataset.queries],
-        "failure_mode": [q.meta.get("failure_mode") for q in dataset.queries],
+        "failure_mode": [q.meta.get("failure_mode") or "" for q in dataset.queries],
     }
     for column, values in optional.items():
         if any(v is not None for v in values):
@@ -170,20 +170,19 @@ def evidence_rows(table: Table, cells: set[tuple[int, int]]) -> tuple[pd.DataFra
 
 
 def filter_by_failure_mode(queries: pd.DataFrame, mode: str | None) -> pd.DataFrame:
-    """Queries built for one failure mode; "ordinary" means none; None keeps all."""
+    """Queries built for one failure mode; "ordinary" means none (a blank failure_mode);
+    None keeps all."""
     if mode is None or "failure_mode" not in queries:
         return queries
-    if mode == "ordinary":
-        return queries[queries["failure_mode"].isna()]
-    return queries[queries["failure_mode"] == mode]
+    return queries[queries["failure_mode"] == ("" if mode == "ordinary" else mode)]
 
 
 def failure_modes(queries: pd.DataFrame) -> list[str]:
     """The failure modes present in a queries frame, sorted, plus "ordinary" if any."""
     if "failure_mode" not in queries:
         return []
-    modes = sorted(str(m) for m in queries["failure_mode"].dropna().unique())
-    return modes + (["ordinary"] if queries["failure_mode"].isna().any() else [])
+    present = set(queries["failure_mode"].astype(str))
+    return sorted(present - {""}) + (["ordinary"] if "" in present else [])
 
 
 def table_frame(table: Table, limit: int | None = None) -> pd.DataFrame:

@@ -64,6 +64,14 @@ def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
     return frame
 
 
+def runs_table(runs: Sequence[RunRecord]) -> pd.DataFrame:
+    """runs_frame as the Run page shows it: the answer score as text with 3 decimals,
+    blank for a run without a generator (a null cell is drawn as "None")."""
+    frame = runs_frame(runs)
+    frame["answers"] = [f"{v:.3f}" if v == v else "" for v in frame["answers"]]
+    return frame
+
+
 def runs_with_results(store: RunStore) -> list[RunRecord]:
     """Runs with at least one stored query (what the Query and Failures pages open)."""
     return [r for r in store.list_runs() if r.n_done]
