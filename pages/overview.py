@@ -24,10 +24,11 @@ from target_core.views.overview import (
     slice_view,
 )
 from target_core.views.reproduce import (
+    REPRODUCTION_FORMATS,
     corpus_note,
     default_paper,
     reproduction_curves,
-    reproduction_frame,
+    reproduction_table,
 )
 
 
@@ -85,14 +86,10 @@ def reproduction() -> None:
     if not done:
         st.info("None of the paper's baselines has run on this dataset with these settings.")
         return
-    st.dataframe(reproduction_frame(done, paper), hide_index=True, width="stretch",
+    st.dataframe(reproduction_table(done, paper), hide_index=True, width="stretch",
                  column_config={
-                     **{c: st.column_config.NumberColumn(format="%.3f")
-                        for c in ("ours R", "paper R")},
-                     **{c: st.column_config.NumberColumn(format="%+.3f")
-                        for c in ("Δ R", "Δ answers")},
-                     **{c: st.column_config.NumberColumn(format="%.2f")
-                        for c in ("ours ms", "paper ms")},
+                     **{c: st.column_config.TextColumn(alignment="right")
+                        for c in REPRODUCTION_FORMATS},
                      "note": st.column_config.TextColumn(width="large"),
                      "open": st.column_config.LinkColumn("open", display_text="queries")})
     st.caption("R: TARGET's Table 2 recall (R@10; database-level R@1 for text-to-SQL); ms: "

@@ -15,6 +15,7 @@ from target_core.engine.reproduce import Baseline
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError
 from target_core.metrics.tasks import table2_recall_columns, task_rules
+from target_core.views.cells import as_text
 from target_core.views.links import run_queries_link
 from target_core.views.plots import recall_at_k_curves
 
@@ -75,6 +76,18 @@ def reproduction_frame(done: Sequence[tuple[Baseline, RunRecord]], paper: str
     for column in ("ours R", "paper R", "Δ R", "ours ms", "paper ms", "Δ answers"):
         frame[column] = frame[column].astype("Float64")
     return frame
+
+
+REPRODUCTION_FORMATS = {"ours R": ".3f", "paper R": ".3f", "Δ R": "+.3f", "ours ms": ",.2f",
+                        "paper ms": ",.2f", "Δ answers": "+.3f"}
+"""How the Overview shows reproduction_frame's numbers (text: a cell may be blank)."""
+
+
+def reproduction_table(done: Sequence[tuple[Baseline, RunRecord]], paper: str
+                       ) -> pd.DataFrame:
+    """reproduction_frame as the Overview shows it: numbers as text, blank where the
+    paper or the run has no figure."""
+    return as_text(reproduction_frame(done, paper), REPRODUCTION_FORMATS)
 
 
 def _task_note(task: str, target: PaperDataset) -> str:

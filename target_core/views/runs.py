@@ -15,6 +15,7 @@ from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.metrics.tasks import task_rules
 from target_core.types import Dataset, RunConfig
+from target_core.views.cells import as_text
 from target_core.views.links import run_queries_link
 
 RUN_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "repeat", "queries",
@@ -67,9 +68,7 @@ def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
 def runs_table(runs: Sequence[RunRecord]) -> pd.DataFrame:
     """runs_frame as the Run page shows it: the answer score as text with 3 decimals,
     blank for a run without a generator (a null cell is drawn as "None")."""
-    frame = runs_frame(runs)
-    frame["answers"] = [f"{v:.3f}" if v == v else "" for v in frame["answers"]]
-    return frame
+    return as_text(runs_frame(runs), {"answers": ".3f"})
 
 
 def runs_with_results(store: RunStore) -> list[RunRecord]:
