@@ -203,6 +203,9 @@ class _HashedWords:
     def __init__(self) -> None:
         self.queries: list[str] = []
 
+    def load(self) -> None:
+        pass
+
     def fingerprint(self) -> str:
         return "hashed-words-v1"
 

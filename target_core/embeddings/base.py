@@ -57,6 +57,12 @@ class Embedder(Protocol):
         """
         ...
 
+    def load(self) -> None:
+        """Make the model ready now, so the first timed query does not pay for loading
+        it (a local model's weights and session, warmed by one pass); never a network
+        call, so nothing for a remote service."""
+        ...
+
     def fingerprint(self) -> str:
         """Identifies model, weights and settings (e.g. for naming a Chroma collection):
         two embedders with equal fingerprints give the same vectors. Characters are

@@ -239,9 +239,11 @@ class MiniLMEmbedder:
         return f"minilm-{MODEL_SHA256[:16]}-len{MAX_SEQ_LENGTH}-mean-l2"
 
     def load(self) -> None:
-        """Verify and load weights and tokenizer now rather than on the first embed()."""
+        """Verify and load weights and tokenizer now rather than on the first embed(),
+        and run one short pass (the first pass also sets up buffers and thread pools)."""
         load_weights(self.model_dir)
         load_tokenizer(self.model_dir)
+        self.embed(["warm up"], kind="query")
 
     def tokenize(self, texts: Sequence[str]) -> tuple[list[list[int]], np.ndarray, int]:
         """Token ids per text, their lengths, and how many texts were truncated."""

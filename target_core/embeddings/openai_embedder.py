@@ -96,6 +96,9 @@ class OpenAIEmbedder:
     def server(self) -> str:
         return server_label(self.base_url)
 
+    def load(self) -> None:
+        """Nothing to load: the model is the server's."""
+
     def fingerprint(self) -> str:
         server = hashlib.sha256(self.base_url.rstrip("/").encode()).hexdigest()[:10]
         return f"openai-{_safe(self.model)}-{server}-max{self.max_tokens}"

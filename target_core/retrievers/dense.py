@@ -68,6 +68,7 @@ class DenseRetriever(Retriever):
                                                       "embedder": self.embedder.spec,
                                                       "n_texts": len(texts)})
             n_missing, truncated = self._embed_missing(collection, texts, progress)
+        self.embedder.load()  # not inside the first query's time
         self._collection, self._n, self._matrix = collection, len(texts), None
         return IndexInfo(len(texts), time.perf_counter() - started, {
             "collection": name, "store": self.store.description, "embedded": n_missing,
