@@ -62,6 +62,10 @@ SETTINGS: tuple[Setting, ...] = (
             "and a larger one is marked `not_comparable` (never compared by its prefix)."),
     Setting("max_jobs", "TARGET_MAX_JOBS", "2",
             "Launched runs (jobs) that work at once; more wait in the queue."),
+    Setting("max_failed_generations", "TARGET_MAX_FAILED_GENERATIONS", "0.5",
+            "Share of a run's queries whose generation may fail (an error from the model "
+            "or server) before the run is marked failed instead of complete; a run whose "
+            "every generation failed is always failed. 0 fails a run on any error."),
 )
 
 
@@ -81,6 +85,7 @@ class Settings:
     sql_timeout: float
     sql_row_cap: int
     max_jobs: int = 2
+    max_failed_generations: float = 0.5
 
     def __repr__(self) -> str:  # keeps the API key out of logs and tracebacks
         key = "set" if self.openai_api_key else "unset"
@@ -112,6 +117,17 @@ def _number(setting: Setting, environ: dict[str, str], kind: type) -> float | in
     return value
 
 
+def _share(setting: Setting, environ: dict[str, str]) -> float:
+    raw = _raw(setting, environ)
+    try:
+        value = float(raw or "")
+    except ValueError:
+        raise ConfigError(f"{setting.env}={raw!r} is not a number") from None
+    if not 0 <= value <= 1:
+        raise ConfigError(f"{setting.env}={raw!r} must be a share between 0 and 1")
+    return value
+
+
 def load_settings(workspace: str | Path | None = None,
                   environ: dict[str, str] | None = None) -> Settings:
     """Settings from the environment; an explicit `workspace` wins over TARGET_WORKSPACE."""
@@ -133,4 +149,5 @@ def load_settings(workspace: str | Path | None = None,
         sql_timeout=float(_number(by_name["sql_timeout"], env, float)),
         sql_row_cap=int(_number(by_name["sql_row_cap"], env, int)),
         max_jobs=int(_number(by_name["max_jobs"], env, int)),
+        max_failed_generations=_share(by_name["max_failed_generations"], env),
     )
