@@ -62,6 +62,15 @@ SETTINGS: tuple[Setting, ...] = (
             "and a larger one is marked `not_comparable` (never compared by its prefix)."),
     Setting("max_jobs", "TARGET_MAX_JOBS", "2",
             "Launched runs (jobs) that work at once; more wait in the queue."),
+    Setting("local_context", "TARGET_LOCAL_CONTEXT", "4096",
+            "Context window, in tokens, of each slot of a `local:` model's llama.cpp server "
+            "(started in this process); a longer prompt is fitted to it."),
+    Setting("local_slots", "TARGET_LOCAL_SLOTS", "2",
+            "Requests a `local:` model's server works on at once (each slot holds "
+            "TARGET_LOCAL_CONTEXT tokens)."),
+    Setting("local_threads", "TARGET_LOCAL_THREADS", None,
+            "CPU threads of a `local:` model's server; unset: llama.cpp's choice (the "
+            "machine's cores)."),
     Setting("max_failed_generations", "TARGET_MAX_FAILED_GENERATIONS", "0.5",
             "Share of a run's queries whose generation may fail (an error from the model "
             "or server) before the run is marked failed instead of complete; a run whose "
@@ -85,6 +94,9 @@ class Settings:
     sql_timeout: float
     sql_row_cap: int
     max_jobs: int = 2
+    local_context: int = 4096
+    local_slots: int = 2
+    local_threads: int | None = None
     max_failed_generations: float = 0.5
 
     def __repr__(self) -> str:  # keeps the API key out of logs and tracebacks
@@ -149,5 +161,9 @@ def load_settings(workspace: str | Path | None = None,
         sql_timeout=float(_number(by_name["sql_timeout"], env, float)),
         sql_row_cap=int(_number(by_name["sql_row_cap"], env, int)),
         max_jobs=int(_number(by_name["max_jobs"], env, int)),
+        local_context=int(_number(by_name["local_context"], env, int)),
+        local_slots=int(_number(by_name["local_slots"], env, int)),
+        local_threads=(int(_number(by_name["local_threads"], env, int))
+                       if _raw(by_name["local_threads"], env) is not None else None),
         max_failed_generations=_share(by_name["max_failed_generations"], env),
     )
