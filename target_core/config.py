@@ -8,7 +8,8 @@ test can check that each one is documented.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from target_core.errors import ConfigError
@@ -16,6 +17,16 @@ from target_core.errors import ConfigError
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEMO_DIR = PROJECT_ROOT / "data" / "demo"
 DEFAULT_WORKSPACE = PROJECT_ROOT / "data" / "workspace"
+
+
+MAX_TOKENS = {"qa": 256, "fact": 64, "sql": 512, "summary": 256, "writer": 768,
+              "judge": 256}
+"""Default reply tokens per task (the TARGET_MAX_TOKENS_<TASK> settings)."""
+_TASK_REPLIES = {"qa": "a question's answer", "fact": "a fact verdict",
+                 "sql": "text-to-SQL (reasoning, SQL and database as JSON)",
+                 "summary": "a table's name and summary",
+                 "writer": "the benchmark writer's questions",
+                 "judge": "the benchmark judge's verdict"}
 
 
 @dataclass(frozen=True)
@@ -43,10 +54,29 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("openai_base_url", "OPENAI_BASE_URL", None,
             "Base URL of an OpenAI-compatible server (vLLM, Ollama, llama.cpp)."),
     Setting("openai_timeout", "TARGET_OPENAI_TIMEOUT", "60",
-            "Seconds one OpenAI chat request may take before it is retried (then recorded "
-            "as a failed query)."),
-    Setting("generation_concurrency", "TARGET_GENERATION_CONCURRENCY", "4",
-            "Chat requests a run keeps in flight at once."),
+            "Seconds one request to an OpenAI-compatible server (chat or embeddings) may "
+            "take; past it the call fails and is not sent again, since the server may "
+            "still be computing it."),
+    Setting("openai_retries", "TARGET_OPENAI_RETRIES", "2",
+            "Times a request is sent again after a transient failure (HTTP 429, 502, 503, "
+            "504, or a refused connection), waiting as the server's retry-after says; 0 "
+            "never retries. Other errors and timeouts are never retried."),
+    Setting("generation_concurrency", "TARGET_GENERATION_CONCURRENCY", None,
+            "Chat requests a run keeps in flight at once, capped by the server's slots "
+            "when it reports them (llama.cpp's /props); unset: the server's slots, else 1 "
+            "for a server on this machine, else 4."),
+    Setting("context_window", "TARGET_CONTEXT_WINDOW", "8192",
+            "Context window, in tokens, assumed for a chat model whose server does not "
+            "report it (llama.cpp's /props and vLLM's models list do; OpenAI's models are "
+            "known); prompts are fitted to it minus the reply's max tokens."),
+    Setting("embedding_max_tokens", "TARGET_EMBEDDING_MAX_TOKENS", None,
+            "Tokens an embedding input is cut to; unset: the server's limit (llama.cpp: "
+            "its batch size, 512 unless it reports another), 8191 for OpenAI's models, "
+            "else 512."),
+    *(Setting(f"max_tokens_{task}", f"TARGET_MAX_TOKENS_{task.upper()}", str(tokens),
+              f"Most tokens a model may write for {_TASK_REPLIES[task]} (sent as "
+              "max_tokens; a longer reply is cut by the server and recorded as truncated).")
+      for task, tokens in MAX_TOKENS.items()),
     Setting("hf_endpoint", "HF_ENDPOINT", "https://huggingface.co",
             "Hugging Face hub endpoint used by the TARGET hub loader."),
     Setting("hub_timeout", "TARGET_HUB_TIMEOUT", "10",
@@ -87,13 +117,18 @@ class Settings:
     openai_api_key: str | None
     openai_base_url: str | None
     openai_timeout: float
-    generation_concurrency: int
+    generation_concurrency: int | None
     hf_endpoint: str
     hub_timeout: float
     token_timeout: float
     sql_timeout: float
     sql_row_cap: int
     max_jobs: int = 2
+    openai_retries: int = 2
+    context_window: int = 8192
+    embedding_max_tokens: int | None = None
+    max_tokens: Mapping[str, int] = field(default_factory=lambda: dict(MAX_TOKENS))
+    """Reply tokens per task: qa, fact, sql, summary, writer, judge."""
     local_context: int = 4096
     local_slots: int = 2
     local_threads: int | None = None
@@ -140,6 +175,25 @@ def _share(setting: Setting, environ: dict[str, str]) -> float:
     return value
 
 
+def _optional(setting: Setting, environ: dict[str, str]) -> int | None:
+    """A positive integer, or None when unset (the setting has no default)."""
+    if _raw(setting, environ) is None:
+        return None
+    return int(_number(setting, environ, int))
+
+
+def _count(setting: Setting, environ: dict[str, str]) -> int:
+    """A non-negative integer (0 allowed)."""
+    raw = _raw(setting, environ)
+    try:
+        value = int(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{setting.env}={raw!r} is not a valid int") from None
+    if value < 0:
+        raise ConfigError(f"{setting.env}={raw!r} must be 0 or more")
+    return value
+
+
 def load_settings(workspace: str | Path | None = None,
                   environ: dict[str, str] | None = None) -> Settings:
     """Settings from the environment; an explicit `workspace` wins over TARGET_WORKSPACE."""
@@ -154,13 +208,18 @@ def load_settings(workspace: str | Path | None = None,
         openai_api_key=_raw(by_name["openai_api_key"], env),
         openai_base_url=_raw(by_name["openai_base_url"], env),
         openai_timeout=float(_number(by_name["openai_timeout"], env, float)),
-        generation_concurrency=int(_number(by_name["generation_concurrency"], env, int)),
+        generation_concurrency=_optional(by_name["generation_concurrency"], env),
         hf_endpoint=_required(by_name["hf_endpoint"], env),
         hub_timeout=float(_number(by_name["hub_timeout"], env, float)),
         token_timeout=float(_number(by_name["token_timeout"], env, float)),
         sql_timeout=float(_number(by_name["sql_timeout"], env, float)),
         sql_row_cap=int(_number(by_name["sql_row_cap"], env, int)),
         max_jobs=int(_number(by_name["max_jobs"], env, int)),
+        openai_retries=_count(by_name["openai_retries"], env),
+        context_window=int(_number(by_name["context_window"], env, int)),
+        embedding_max_tokens=_optional(by_name["embedding_max_tokens"], env),
+        max_tokens={task: int(_number(by_name[f"max_tokens_{task}"], env, int))
+                    for task in MAX_TOKENS},
         local_context=int(_number(by_name["local_context"], env, int)),
         local_slots=int(_number(by_name["local_slots"], env, int)),
         local_threads=(int(_number(by_name["local_threads"], env, int))
