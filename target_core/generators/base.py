@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from target_core.generators.error_classes import classify_error
+
 # Defined beside GenerationConfig, which checks it; re-exported for `generators`.
 from target_core.types import CONTEXT_MODES as CONTEXT_MODES
 from target_core.types import Table, TableKey
@@ -88,6 +90,9 @@ class Generation:
     reasoning: str | None = None
     error: str | None = None
     """Why the call failed (the query counts as wrong); None on success."""
+    error_class: str | None = None
+    """The kind of failure, one of generators.error_classes.ERROR_CLASSES; left None, it
+    is read from `error` (error_classes.classify_error)."""
     tokens_in: int | None = None
     tokens_out: int | None = None
     cached: bool = False
@@ -96,7 +101,10 @@ class Generation:
 
     def to_dict(self) -> dict[str, Any]:
         return {"answer": self.answer, "database_id": self.database_id,
-                "reasoning": self.reasoning, "error": self.error, "tokens_in": self.tokens_in,
+                "reasoning": self.reasoning, "error": self.error,
+                "error_class": self.error_class or (classify_error(self.error) if self.error
+                                                    else None),
+                "tokens_in": self.tokens_in,
                 "tokens_out": self.tokens_out, "cached": self.cached, "ms": self.ms}
 
 
