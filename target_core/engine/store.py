@@ -25,6 +25,7 @@ import sqlite_utils
 from target_core.errors import TargetError, UnknownNameError
 from target_core.metrics.retrieval import QueryOutcome
 from target_core.metrics.tasks import failed_at, last_gold_rank
+from target_core.registry import spec_fingerprints
 from target_core.types import RunConfig, TableKey
 
 SCHEMA_VERSION = 2
@@ -124,8 +125,14 @@ class QueryScore:
 
 
 def config_key(config: RunConfig, dataset_fingerprint: str) -> str:
-    """What makes two runs the same: the configuration and the dataset's content."""
-    payload = json.dumps([config.to_dict(), dataset_fingerprint], sort_keys=True)
+    """What makes two runs the same: the configuration and the dataset's content, and
+    the source of any py: class it runs (an edited plugin makes a new run; keys of runs
+    without one are unchanged)."""
+    parts: list[Any] = [config.to_dict(), dataset_fingerprint]
+    specs = [config.retriever] + ([config.generation.generator] if config.generation else [])
+    if code := spec_fingerprints(specs):
+        parts.append(code)
+    payload = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 

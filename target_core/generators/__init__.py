@@ -2,7 +2,8 @@
 
 Specs: `heuristic` (offline baseline, no model) and `openai` / `openai:MODEL` (any
 OpenAI-compatible chat server; default gpt-4o-mini). The grammar is
-target_core.registry's. Adding a generator means one module, one entry in GENERATORS
+target_core.registry's; `py:MODULE:CLASS` is your own class
+(generators/plugin.py). Adding a generator means one module, one entry in GENERATORS
 and one README line.
 """
 
@@ -28,6 +29,12 @@ def _heuristic(arg: str, settings: Settings) -> Generator:
     return HeuristicGenerator()
 
 
+def _plugin(arg: str, settings: Settings) -> Generator:
+    from target_core.generators.plugin import build_plugin_generator
+
+    return build_plugin_generator(arg, settings)
+
+
 def _openai_model(arg: str) -> str:
     """openai[:MODEL]: the chat model, default gpt-4o-mini."""
     from target_core.generators.openai_chat import DEFAULT_MODEL
@@ -50,6 +57,9 @@ GENERATORS: Registry[Generator] = Registry("generator", (
     Entry("openai", "OpenAI or any OpenAI-compatible chat server "
           "(openai[:MODEL], default gpt-4o-mini; TARGET's Appendix D prompts)", _openai,
           ("openai", "openai:gpt-4o-mini", "openai:gpt-4o"), paid_model=_openai_model),
+    Entry("py", "your own class: py:MODULE:CLASS or py:PATH.py:CLASS with "
+          "generate(request) (generators/plugin.py)", _plugin,
+          ("py:examples/echo_generator.py:EchoGenerator",)),
 ))
 
 EXAMPLE_SPECS = GENERATORS.examples()

@@ -3,7 +3,9 @@
 Specs: `bm25`, `tfidf`, `no-context`, `dense:EMBEDDER` (`dense:minilm`,
 `dense:openai`, `dense:openai/MODEL`), `hybrid` (= `hybrid:minilm`, reciprocal-rank
 fusion of bm25 and dense:minilm) or `hybrid:EMBEDDER`, `summary:EMBEDDER[@GENERATOR]`
-(generated table summaries, embedded; default minilm@heuristic). The grammar is
+(generated table summaries, embedded; default minilm@heuristic), `py:MODULE:CLASS` or
+`py:PATH.py:CLASS` (your own class: this protocol or TARGET's custom retriever shape,
+retrievers/plugin.py). The grammar is
 target_core.registry's; each family's `parts` reads its argument. Adding a retriever
 means one module, one entry in RETRIEVERS and one README line.
 """
@@ -64,6 +66,12 @@ def _summary(arg: str, settings: Settings) -> Retriever:
     return SummaryRetriever.from_specs(embedder.spec, generator.spec, settings)
 
 
+def _plugin(arg: str, settings: Settings) -> Retriever:
+    from target_core.retrievers.plugin import build_plugin_retriever
+
+    return build_plugin_retriever(arg, settings)
+
+
 def _hybrid(arg: str, settings: Settings) -> Retriever:
     from target_core.retrievers.hybrid import HybridRetriever
 
@@ -85,6 +93,10 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
     Entry("summary", "generated table summaries embedded in Chroma, the LlamaIndex "
           "baseline (summary:EMBEDDER[@GENERATOR], default minilm@heuristic)", _summary,
           ("summary:minilm", "summary:openai@openai:gpt-4o-mini"), parts=_summary_parts),
+    Entry("py", "your own class: py:MODULE:CLASS or py:PATH.py:CLASS, this project's "
+          "Retriever protocol or TARGET's custom retriever (embed_corpus, retrieve)",
+          _plugin, ("py:examples/target_style_retriever.py:KeywordRetriever",
+                    "py:examples/protocol_retriever.py:OverlapRetriever")),
 ))
 
 EXAMPLE_SPECS = RETRIEVERS.examples()
