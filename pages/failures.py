@@ -20,7 +20,7 @@ from target_core.views.failures import (
     failures_report,
     present_categories,
 )
-from target_core.views.runs import runs_with_results
+from target_core.views.runs import failed_banner, runs_with_results
 
 shell.frame()
 st.title("Failures")
@@ -33,6 +33,8 @@ if not runs:
 
 run_id = widgets.pick_run(runs, key="failures-run")
 run = store.get_run(run_id)
+if (banner := failed_banner(run)) is not None:
+    st.error(banner)
 url.read_int("k", 0, minimum=1, maximum=run.config.top_k)  # a malformed ?k= stops here
 k = url.url_selectbox("k", list(range(1, run.config.top_k + 1)), param="k",
                       key=f"failures-k-{run_id}", where=st.sidebar,

@@ -21,7 +21,7 @@ from target_core.views.query import (
     query_flags,
     query_terms,
 )
-from target_core.views.runs import runs_with_results
+from target_core.views.runs import failed_banner, runs_with_results
 
 shell.frame()
 store = resources.store()
@@ -33,6 +33,8 @@ if not runs:
 
 run_id = widgets.pick_run(runs, key="query-run")
 run = store.get_run(run_id)
+if (banner := failed_banner(run)) is not None:
+    st.error(banner)
 try:
     dataset = resources.lookup_by_name(run.config.dataset)
 except TargetError as exc:

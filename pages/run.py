@@ -24,7 +24,7 @@ from target_core.types import (
     GenerationConfig,
     RunConfig,
 )
-from target_core.views.runs import answers_label, launch_notes, runs_table
+from target_core.views.runs import answers_label, failed_notes, launch_notes, runs_table
 
 shell.frame()
 dataset = widgets.dataset_or_stop(widgets.pick_dataset())
@@ -130,6 +130,8 @@ runs = resources.store().list_runs(dataset=dataset.name)
 if not runs:
     st.info("No runs yet: pick retrievers and launch.")
 else:
+    for note in failed_notes(runs):
+        st.error(note)
     frame = runs_table(runs).drop(columns=["dataset"])
     st.dataframe(frame, hide_index=True, width="stretch", column_config={
         "open": st.column_config.LinkColumn("drill down", display_text="queries"),

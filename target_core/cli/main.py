@@ -1,8 +1,9 @@
 """Command line: `python -m target_core COMMAND [--workspace DIR] [--json]`.
 
 The CLI only parses arguments, calls into the library and prints. Library errors
-(TargetError) become a one-line reason on stderr and exit code 2; with --json,
-stdout carries nothing but the JSON document.
+(TargetError) become a one-line reason on stderr and exit code 2; a run that finished
+but is marked failed (too many failed generations) exits 3 with its reason on stderr.
+With --json, stdout carries nothing but the JSON document.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from target_core.errors import TargetError
 from target_core.types import CONTEXT_MODES, FORMATS
 
 EXIT_ERROR = 2
+EXIT_RUN_FAILED = 3
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -160,9 +162,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"run {result.run.run_id} already holds this configuration (complete): "
               "showing it; --fresh runs it again", file=sys.stderr)
     summary = run_summary(result.run)
+    code = EXIT_RUN_FAILED if result.failed else 0
+    if result.failed:  # the JSON says so too: consumers that only read stdout
+        summary |= {"status": result.run.status, "error": result.run.error}
+        print(f"error: run {result.run.run_id} failed: {result.run.error}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary, indent=2))
-        return 0
+        return code
     note = " (resumed)" if result.resumed else " (reused)" if result.reused else ""
     print(f"run {result.run.run_id}{note}: {config.label} on {config.dataset}, "
           f"{result.run.n_queries} queries, view {config.view.label}")
@@ -170,7 +176,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"generator: {result.run.index_info['generator']}")
     for name, value in result.run.metrics.items():
         print(f"  {name:<20} {value:.4f}")
-    return 0
+    if result.failed:
+        print("status: FAILED (not ranked; run it again to ask the failed queries again)")
+    return code
 
 
 CLI_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "repeat", "queries",
@@ -198,6 +206,26 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def query_answer(task: str, generation: dict[str, Any] | None, metrics: dict[str, float]
+                 ) -> dict[str, Any]:
+    """What `show --queries --json` says of one query's generated answer: the answer
+    (for text-to-SQL, the SQL written and the database it was run on), why the
+    generation failed (error class and the error, whole), and the task's per-query
+    answer score; all None for a query without a generation."""
+    from target_core.generators.error_classes import error_class_of
+    from target_core.metrics.tasks import task_rules
+
+    generation = generation or {}
+    metric = task_rules(task).score_metric if generation else None
+    sql = task == "sql" and bool(generation)
+    return {"answer": generation.get("answer"),
+            "sql": generation.get("answer") if sql else None,
+            "database_id": (generation.get("sql") or {}).get("database_id") if sql else None,
+            "error_class": error_class_of(generation), "error": generation.get("error"),
+            "answer_metric": metric,
+            "answer_score": metrics.get(metric) if metric else None}
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from target_core.engine.store import RunStore
     from target_core.errors import ConfigError
@@ -216,13 +244,16 @@ def cmd_show(args: argparse.Namespace) -> int:
                             "gold": [list(g) for g in r.gold],
                             "gold_ranks": [[list(g), v] for g, v in r.gold_ranks.items()],
                             "last_gold_rank": r.last_rank, "failed": r.failed_at(k),
-                            "ranked": [[g[0], g[1], s] for g, s in r.ranked]}
+                            "ranked": [[g[0], g[1], s] for g, s in r.ranked],
+                            **query_answer(record.task, r.generation, r.metrics)}
                            for r in store.iter_results(args.run_id)]
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
     for key in ("run_id", "dataset", "task", "retriever", "status", "n_queries", "n_done"):
         print(f"{key:<12} {data[key]}")
+    if record.error:
+        print(f"{'error':<12} {record.error}")
     print(f"{'view':<12} {record.config.view.label} (top_k {record.config.top_k})")
     for name, value in record.metrics.items():
         print(f"  {name:<20} {value:.4f}")

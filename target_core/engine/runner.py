@@ -6,7 +6,14 @@ When the run has a generator, each batch of retrieved queries is then answered, 
 the generator's concurrency at once, and evaluated (target_core.engine.generation).
 Results are saved in small transactional batches, so a run killed at any point keeps
 its finished queries, and starting the same configuration again resumes it: indexing
-is cached (Chroma collections are named by content), finished queries are skipped.
+is cached (Chroma collections are named by content), finished queries are skipped,
+and queries whose generation failed are asked again.
+
+A run whose queries are all done is complete, unless its generations failed: every
+one of them, or more than the TARGET_MAX_FAILED_GENERATIONS share. Then it is marked
+failed with the reason (its numbers would measure the server, not the pipeline): it is
+kept and can be opened, but it is never ranked, compared or reused as complete, and
+running its configuration again resumes it.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import logging
 import platform
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -26,6 +34,7 @@ from target_core.engine.generation import DownstreamStep
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import Cancelled, ConfigError, TargetError
 from target_core.generators import Generator, build_generator
+from target_core.generators.error_classes import classify_error
 from target_core.metrics.retrieval import (
     QueryOutcome,
     aggregate_retrieval,
@@ -57,6 +66,20 @@ class RunResult:
     """Queries retrieved by this call (fewer than n_queries when it resumed a run)."""
     reused: bool = False
     """The configuration was complete already: its stored run is returned, nothing ran."""
+
+    @property
+    def failed(self) -> bool:
+        """The run's queries are done but it is marked failed (`run.error` says why)."""
+        return self.run.status == "failed"
+
+
+class RunFailed(TargetError):
+    """A run finished but is marked failed; the message is its reason (for callers that
+    must stop on it, such as a job's worker)."""
+
+    def __init__(self, run: RunRecord) -> None:
+        self.run = run
+        super().__init__(f"run {run.run_id} failed: {run.error}")
 
 
 def select_queries(dataset: Dataset, limit: int | None, seed: int) -> list[Query]:
@@ -106,6 +129,29 @@ def run_metrics(store: RunStore, run: RunRecord, dataset: Dataset) -> dict[str, 
                     for r in results if r.generation is not None]
         metrics |= aggregate_downstream(outcomes, dataset.task)
     return metrics
+
+
+def generation_failure(errors: Sequence[tuple[str, str, str | None]], n_generated: int,
+                       max_share: float) -> str | None:
+    """Why a finished run counts as failed, or None when it is complete.
+
+    `errors` are (query_id, error, error class or None) of the failed generations
+    (RunStore.generation_errors), out of `n_generated`. The run fails when all of them
+    failed, or when more than `max_share` of them did (TARGET_MAX_FAILED_GENERATIONS).
+    The reason counts the failures by class and quotes the first error whole.
+    """
+    n_failed = len(errors)
+    if not n_generated or not n_failed:
+        return None
+    if n_failed < n_generated and n_failed <= max_share * n_generated:
+        return None
+    classes = Counter(kind or classify_error(error) for _, error, kind in errors)
+    kinds = ", ".join(f"{kind} {count}" for kind, count in classes.most_common())
+    share = ("" if n_failed == n_generated else
+             f", more than the {max_share:.0%} TARGET_MAX_FAILED_GENERATIONS allows")
+    query_id, error, _ = errors[0]
+    return (f"{n_failed} of {n_generated} generations failed ({kinds}){share}; "
+            f"the first, query {query_id}: {error}")
 
 
 def _generator_for(config: RunConfig, dataset: Dataset, settings: Settings
@@ -160,7 +206,13 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
     try:
         n_new = _execute(config, dataset, retriever, generator, queries, store, run, progress,
                          batch_size, settings)
-        store.finish_run(run.run_id, run_metrics(store, run, dataset))
+        metrics = run_metrics(store, run, dataset)
+        failed = generation_failure(store.generation_errors(run.run_id),
+                                    int(metrics.get("n_generated", 0)),
+                                    settings.max_failed_generations)
+        store.finish_run(run.run_id, metrics, failed=failed)
+        if failed:
+            log.warning("run %s failed: %s", run.run_id, failed)
     except Cancelled:
         store.cancel_run(run.run_id)
         raise
@@ -192,6 +244,8 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
     position = {key: i for i, key in enumerate(keys)}
     ks = default_ks(config.top_k)
     done = store.done_query_ids(run.run_id)
+    if step is not None:  # a failed generation is asked again (failures are not cached)
+        done -= {query_id for query_id, _, _ in store.generation_errors(run.run_id)}
     todo = [(i, q) for i, q in enumerate(queries) if q.query_id not in done]
     what = "retrieving" if step is None else "retrieving + generating"
     batch: list[tuple[Query, QueryResult]] = []

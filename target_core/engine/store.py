@@ -260,11 +260,15 @@ class RunStore:
                             "text_example = ? WHERE run_id = ?",
                             [json.dumps(index_info), text_fingerprint, text_example, run_id])
 
-    def finish_run(self, run_id: str, metrics: dict[str, float]) -> None:
+    def finish_run(self, run_id: str, metrics: dict[str, float], *,
+                   failed: str | None = None) -> None:
+        """Record a run whose every query is done: complete, or `failed` with that reason
+        (its metrics kept, but it is never ranked or reused as complete)."""
         with self._write():
-            self.db.execute("UPDATE runs SET status = 'complete', finished_at = ?, "
-                            "metrics = ?, error = NULL WHERE run_id = ?",
-                            [time.time(), json.dumps(metrics), run_id])
+            self.db.execute("UPDATE runs SET status = ?, finished_at = ?, metrics = ?, "
+                            "error = ? WHERE run_id = ?",
+                            ["failed" if failed else "complete", time.time(),
+                             json.dumps(metrics), failed, run_id])
 
     def fail_run(self, run_id: str, error: str) -> None:
         with self._write():
@@ -323,6 +327,16 @@ class RunStore:
     def done_query_ids(self, run_id: str) -> set[str]:
         return {r["query_id"] for r in self.db.query(
             "SELECT query_id FROM query_results WHERE run_id = ?", [run_id])}
+
+    def generation_errors(self, run_id: str) -> list[tuple[str, str, str | None]]:
+        """(query_id, error, error class as stored) of each query whose generation
+        failed, in query order."""
+        return [(r["query_id"], r["error"], r["error_class"]) for r in self.db.query(
+            "SELECT query_id, json_extract(generation, '$.error') AS error, "
+            "json_extract(generation, '$.error_class') AS error_class FROM query_results "
+            "WHERE run_id = ? AND generation IS NOT NULL "
+            "AND COALESCE(json_extract(generation, '$.error'), '') != '' ORDER BY position",
+            [run_id])]
 
     def save_results(self, run_id: str, results: Iterable[QueryResult]) -> None:
         """Write a batch of query results in one transaction (all or nothing)."""

@@ -161,12 +161,15 @@ Cancelled on a cancel); return the columns to set when it is done (e.g. run_id).
 
 
 def run_task(job: Job, settings: Settings, progress: Progress) -> dict[str, Any]:
-    """A run job's work: run (or resume) its RunConfig."""
-    from target_core.engine.runner import run_retrieval
+    """A run job's work: run (or resume) its RunConfig. A run marked failed (too many
+    generations failed) fails the job with the run's reason."""
+    from target_core.engine.runner import RunFailed, run_retrieval
 
     jobs = JobStore.in_workspace(settings.workspace)
     result = run_retrieval(job.config, settings=settings, fresh=job.fresh, progress=progress,
                            on_start=lambda run: jobs.update(job.job_id, run_id=run.run_id))
+    if result.failed:
+        raise RunFailed(result.run)
     return {"run_id": result.run.run_id, "reused": int(result.reused),
             "done": result.run.n_done, "total": result.run.n_queries}
 

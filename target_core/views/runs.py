@@ -48,7 +48,8 @@ def repeat_labels(runs: Sequence[RunRecord]) -> dict[str, str]:
 
 def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
     """One row per run, newest first as given; numbers are floats (NaN: not measured);
-    `open` links to the run's queries on the Query page."""
+    `open` links to the run's queries on the Query page. A failed run has no answer
+    score: what its generations scored measures the failures, not the pipeline."""
     repeats = repeat_labels(runs)
     rows = [{"run_id": r.run_id, "dataset": r.config.dataset, "pipeline": r.config.label,
              "view": r.config.view.label, "k": r.config.top_k, "status": r.status,
@@ -56,7 +57,8 @@ def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
              "queries": f"{r.n_done}/{r.n_queries}",
              "recall@k": r.metrics.get(recall_name(r)), "mrr": r.metrics.get("mrr"),
              "ms p50": r.metrics.get("retrieval_ms_p50"),
-             "answers": r.metrics.get(task_rules(r.task).answer_metric or ""),
+             "answers": None if r.status == "failed"
+             else r.metrics.get(task_rules(r.task).answer_metric or ""),
              "open": run_queries_link(r.run_id)}
             for r in runs]
     frame = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
@@ -69,6 +71,31 @@ def runs_table(runs: Sequence[RunRecord]) -> pd.DataFrame:
     """runs_frame as the Run page shows it: the answer score as text with 3 decimals,
     blank for a run without a generator (a null cell is drawn as "None")."""
     return as_text(runs_frame(runs), {"answers": ".3f"})
+
+
+def failed_banner(run: RunRecord) -> str | None:
+    """What the Query and Failures pages say above a failed run; None for any other."""
+    if run.status != "failed":
+        return None
+    return (f"This run failed: {run.error or 'no reason recorded'}. It is not ranked on "
+            "the Overview; its queries are shown as stored.")
+
+
+def failed_notes(runs: Sequence[RunRecord], limit: int = 5) -> list[str]:
+    """One sentence per failed run (newest first) whose configuration has no newer
+    complete run, naming the reason; at most `limit`, then how many more."""
+    completed: dict[str, float] = {}
+    for run in runs:
+        if run.status == "complete":
+            completed[run.config_key] = max(completed.get(run.config_key, 0.0),
+                                            run.created_at)
+    failed = [r for r in runs if r.status == "failed"
+              and completed.get(r.config_key, 0.0) <= r.created_at]
+    notes = [f"Run {r.run_id} ({r.config.label}) failed: {r.error or 'no reason recorded'}. "
+             "It is not ranked; launching it again resumes it." for r in failed[:limit]]
+    if len(failed) > limit:
+        notes.append(f"{len(failed) - limit} more failed runs: see the status column.")
+    return notes
 
 
 def runs_with_results(store: RunStore) -> list[RunRecord]:
