@@ -283,3 +283,18 @@ def test_overview_never_bolds_a_failed_runs_ex(settings: Settings, script: Scrip
     assert list(view.board.runs.values()) == [heuristic.run_id]
     assert [label for label, _ in view.board.table.index] == ["bm25 → heuristic"]
     assert bool(view.bold[("demo-sql", "EX")].iloc[0])
+
+
+def test_pages_open_a_failed_run_with_its_reason(app, tmp_path: Path, script: Script) -> None:
+    run = run_retrieval(config(), settings=load_settings(tmp_path / "ws")).run
+    assert run.status == "failed" and run.error
+    at = app(page="pages/run.py", dataset="demo-qa")
+    assert [e.value for e in at.error] == [f"Run {run.run_id} (bm25 → scripted) failed: "
+                                           f"{run.error}. It is not ranked; launching it "
+                                           "again resumes it."]
+    for page in ("pages/query.py", "pages/failures.py"):
+        at = app(page=page, run=run.run_id)
+        assert at.error and run.error in at.error[0].value, page
+        assert at.title  # the run still opens
+    overview = app(page="pages/overview.py")
+    assert not overview.dataframe  # nothing complete to rank
