@@ -298,3 +298,25 @@ def test_pages_open_a_failed_run_with_its_reason(app, tmp_path: Path, script: Sc
         assert at.title  # the run still opens
     overview = app(page="pages/overview.py")
     assert not overview.dataframe  # nothing complete to rank
+
+
+def test_a_server_that_answers_500_to_everything_fails_the_run(tmp_path: Path,
+                                                               fake_openai) -> None:
+    """The issue's first finding: every request answered HTTP 500. The run is failed,
+    each query's error is the server's, classed http, and nothing is ranked."""
+    from target_core.analysis.leaderboard import latest_complete
+
+    settings = load_settings(tmp_path / "ws", environ={
+        "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": fake_openai.base_url,
+        "TARGET_GENERATION_CONCURRENCY": "1"})
+    fake_openai.fail_next(10_000, "500")
+    run = run_retrieval(RunConfig("demo-sql", "bm25", limit=4,
+                                  generation=GenerationConfig(generator="openai:test-model")),
+                        settings=settings).run
+    assert run.status == "failed" and run.error is not None
+    assert run.error.startswith("4 of 4 generations failed (http 4); the first, query ")
+    store = RunStore.in_workspace(settings.workspace)
+    records = [r.generation for r in store.iter_results(run.run_id)]
+    assert all(g is not None and g["error_class"] == "http" and "500" in g["error"]
+               for g in records)
+    assert latest_complete(store.list_runs()) == []
