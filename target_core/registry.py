@@ -319,8 +319,8 @@ def load_class(ref: ClassRef, kind: str) -> Any:
     value: Any = module
     for attr in ref.name.split("."):
         if not hasattr(value, attr):
-            classes = [n for n, v in vars(module).items()
-                       if isinstance(v, type) and not n.startswith("_")]
+            classes = [n for n, v in vars(module).items() if isinstance(v, type)
+                       and v.__module__ == module.__name__ and not n.startswith("_")]
             message = f"{kind} 'py:{ref}': {ref.target} has no '{ref.name}'"
             if near := closest(ref.name, classes):
                 message += f"; did you mean '{near}'?"
@@ -341,3 +341,34 @@ def instantiate(ref: ClassRef, kind: str) -> Any:
     except Exception as exc:
         raise PluginError(f"{kind} 'py:{ref}': {ref.name}() failed (it is built with no "
                           f"arguments): {type(exc).__name__}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What checking a class against its kind's contract found (check_retriever,
+    check_generator): `problems` break runs, `warnings` make results doubtful, `notes`
+    say what the engine will do with it."""
+
+    subject: str
+    """The spec or class checked, and the shape it was taken for."""
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def __str__(self) -> str:
+        verdict = "OK" if self.ok else f"{len(self.problems)} problem(s)"
+        lines = [f"{self.subject}: {verdict}"]
+        for title, items in (("problem", self.problems), ("warning", self.warnings),
+                             ("note", self.notes)):
+            lines += [f"  {title}: {item}" for item in items]
+        return "\n".join(lines)
+
+    def raise_for_problems(self) -> CheckReport:
+        """PluginError carrying the whole report when there is a problem, else self."""
+        if self.problems:
+            raise PluginError(str(self))
+        return self

@@ -290,6 +290,17 @@ class GenerationConfig:
                    sql_schema=data.get("sql_schema", "database"))
 
 
+def short_spec(spec: str) -> str:
+    """`spec` with the folder of a py: file left out, for labels: the run keeps the
+    whole spec."""
+    if not spec.startswith("py:"):
+        return spec
+    target, sep, name = spec[3:].rpartition(":")
+    if not sep or not target.endswith(".py"):
+        return spec
+    return f"py:{target.replace(chr(92), '/').rpartition('/')[2]}:{name}"
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """Everything that decides a retrieval run's results; equal configs resume each other."""
@@ -319,11 +330,13 @@ class RunConfig:
 
     @property
     def label(self) -> str:
-        """e.g. "bm25" or "bm25 → heuristic (oracle)"."""
+        """e.g. "bm25" or "bm25 → heuristic (oracle)"; a py: file is named without its
+        folder ("py:/home/me/mine.py:Mine" -> "py:mine.py:Mine")."""
+        retriever = short_spec(self.retriever)
         if self.generation is None:
-            return self.retriever
+            return retriever
         mode = "" if self.generation.context == "retrieved" else f" ({self.generation.context})"
-        return f"{self.retriever} → {self.generation.generator}{mode}"
+        return f"{retriever} → {short_spec(self.generation.generator)}{mode}"
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
