@@ -105,6 +105,17 @@ def test_generation_failure_rule() -> None:
     ("malformed response (ValueError)", "malformed"),
     ("the reply is not the JSON object asked for (no 'sql_query' string)", "malformed"),
     ("heuristic: ZeroDivisionError: division by zero", "other"),
+    # the wording of the client for real servers (llm_client)
+    ("no reply from localhost:8080 (model m) within 60 s (TARGET_OPENAI_TIMEOUT); not sent "
+     "again, since the server may still be computing it", "timeout"),
+    ("cannot connect to localhost:8080 (model m): the connection broke; check "
+     "OPENAI_BASE_URL and that the server is up", "connection"),
+    ("HTTP 500 from localhost:8080 (model m): Input should be 'text' or 'json_object'",
+     "http"),
+    ("HTTP 429 from localhost:8080 (model m): Rate limit reached (3 attempts)", "rate_limit"),
+    ("the reply is not the JSON object asked for (no 'sql_query' string); the reply was "
+     "cut at 512 tokens", "truncated"),
+    ("malformed response from localhost:8080 (model m) (ValueError)", "malformed"),
 ])
 def test_error_classes(message: str, kind: str) -> None:
     assert classify_error(message) == kind and kind in ERROR_CLASSES

@@ -25,11 +25,11 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("rate_limit", re.compile(r"rate.?limit|HTTP 429", re.I)),
     ("auth", re.compile(r"HTTP 40[13]\b|API key|unauthori[sz]ed|forbidden", re.I)),
     ("http", re.compile(r"HTTP \d{3}\b")),
-    ("timeout", re.compile(r"timed? ?out|timeout", re.I)),
+    ("timeout", re.compile(r"timed? ?out|timeout|no reply .* within", re.I)),
     ("connection", re.compile(r"cannot connect|could not connect|"
-                              r"connection (error|refused|reset)", re.I)),
-    ("truncated", re.compile(r"truncated|finish_reason\W*length|max_tokens|token limit",
-                             re.I)),
+                              r"connection (error|refused|reset|broke)", re.I)),
+    ("truncated", re.compile(r"truncated|finish_reason\W*length|max_tokens|token limit|"
+                             r"cut at \d+ tokens", re.I)),
     ("malformed", re.compile(r"malformed|not the JSON|not a JSON|no text content|"
                              r"no choices|invalid JSON", re.I)),
 )
