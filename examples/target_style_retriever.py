@@ -33,7 +33,7 @@ class KeywordRetriever:
     """Rare query words found in a table (title, header, cells), summed by weight."""
 
     def __init__(self) -> None:
-        self.corpora: dict[str, tuple[list[tuple[str, str]], list[set[str]]]] = {}
+        self.corpora: dict[str, tuple[list[tuple[str, str]], list[set[str]], Counter[str]]] = {}
 
     def embed_corpus(self, dataset_name: str, corpus: Iterable[dict[str, list[Any]]]) -> None:
         keys: list[tuple[str, str]] = []
@@ -46,12 +46,12 @@ class KeywordRetriever:
                                 + [str(cell) for row in table for cell in row])
                 keys.append((database_id, table_id))
                 bags.append(words(text))
-        self.corpora[dataset_name] = (keys, bags)
+        frequency = Counter(w for bag in bags for w in bag)
+        self.corpora[dataset_name] = (keys, bags, frequency)
 
     def retrieve(self, query: str, dataset_name: str, top_k: int,
                  **kwargs: Any) -> list[tuple[str, str]]:
-        keys, bags = self.corpora[dataset_name]
-        frequency = Counter(w for bag in bags for w in bag)
+        keys, bags, frequency = self.corpora[dataset_name]
         weight = {w: math.log(1 + len(bags) / frequency[w]) for w in words(query)
                   if frequency[w]}
         scores = [sum(weight.get(w, 0.0) for w in bag) for bag in bags]

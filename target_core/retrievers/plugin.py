@@ -120,8 +120,10 @@ class _Plugin(Retriever):
         return f"{corpus_key}-{self.code}" if self.code else corpus_key
 
     def details(self) -> dict[str, Any]:
+        """Recorded with the run. `ranks_beyond_k` False: a gold table outside the hits
+        has no rank (the Query page says why)."""
         return {"plugin": self.name, "shape": self.shape, "code": self.code or "",
-                "scores": "retriever's own" if self.shape == "protocol" else "1/rank"}
+                "ranks_beyond_k": callable(getattr(self.obj, "score_all", None))}
 
     def call(self, method: str, *args: Any, **options: Any) -> Any:
         """The class's `method`, its exceptions (other than ours) named as its own."""

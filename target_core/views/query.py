@@ -52,12 +52,18 @@ def ranked_frame(dataset: TableLookup, result: QueryResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["rank", "gold", "table", "title", "section", "score"])
 
 
-def gold_frame(dataset: TableLookup, result: QueryResult, top_k: int) -> pd.DataFrame:
+NOT_IN_LIST = "not ranked (not in the retriever's list; it gives no scores)"
+"""Where a missing gold table is, for a retriever that ranks only its hits (a py: class
+of TARGET's shape, or one without score_all)."""
+
+
+def gold_frame(dataset: TableLookup, result: QueryResult, top_k: int, *,
+               unranked: str = "not ranked (no match)") -> pd.DataFrame:
     rows = []
     for key in result.gold:
         rank = result.gold_ranks.get(key)
         table = dataset.table_index.get(key)
-        where = ("not ranked (no match)" if rank is None else
+        where = (unranked if rank is None else
                  f"rank {rank}" + ("" if rank <= top_k else f" (beyond k = {top_k})"))
         rows.append({"table": table_ref(key), "title": table.title if table else "",
                      "rank": rank, "found": rank is not None and rank <= top_k, "where": where})
@@ -124,7 +130,9 @@ def outcome_view(store: RunStore, dataset: TableLookup, run_id: str, query_id: s
     after = [q for q in steps if order[q] > here]
     return QueryOutcomeView(
         run=run, query=query, result=result, ranked=ranked_frame(dataset, result),
-        gold=gold_frame(dataset, result, run.config.top_k),
+        gold=gold_frame(dataset, result, run.config.top_k,
+                        **({"unranked": NOT_IN_LIST}
+                           if run.index_info.get("ranks_beyond_k") is False else {})),
         found=not result.failed_at(run.config.top_k),
         previous_failed=before[-1] if before else None,
         next_failed=after[0] if after else None, n_failed=len(steps))
