@@ -10,7 +10,8 @@ a generator add the downstream column of their task: SB (corpus sacreBLEU) for Q
 P / R / F1 (weighted, as TARGET) for fact verification, EX (execution accuracy) for
 text-to-SQL; their row names the generator (and the context when it is not the
 retrieved tables). A no-context run has no retrieval columns. When a configuration was
-run more than once, the newest complete run counts.
+run more than once, the newest complete run counts; a failed run (its generations failed:
+engine.runner) is never ranked, whatever its numbers.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def no_retrieval(run: RunRecord) -> bool:
 
 
 def latest_complete(runs: Sequence[RunRecord]) -> list[RunRecord]:
-    """The newest complete run of each (dataset, retriever, generator, view, top_k)."""
+    """The newest complete run of each (dataset, retriever, generator, view, top_k);
+    running, cancelled and failed runs are left out."""
     chosen: dict[tuple[str, str, str, int], RunRecord] = {}
     for run in runs:
         if run.status != "complete":
