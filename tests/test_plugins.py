@@ -321,3 +321,27 @@ def test_pages_open_a_plugin_run(app, outside: Path) -> None:
     assert not at.error
     assert "py:target_style.py:Mine" in at.markdown[0].value or any(
         "py:target_style.py:Mine" in str(frame.value.to_dict()) for frame in at.dataframe)
+
+
+def test_run_page_takes_py_specs(app, tmp_path: Path) -> None:
+    """A py: spec typed in the Run page's retriever box: a wrong one is a clear error at
+    launch; a right one runs as a job (in a worker process, from the project's folder)
+    and its run is listed under the file's name."""
+    from jobs_support import wait_for_jobs
+
+    at = app(page="pages/run.py", dataset="handmade-qa")
+    launch = next(b for b in at.button if b.label == "Launch")
+    at.multiselect(key="run-specs").set_value(["py:examples/protocol_retrievr.py:Mine"])
+    launch.click().run()
+    assert not at.exception
+    assert "did you mean 'examples/protocol_retriever.py'" in at.error[0].value
+    spec = "py:examples/protocol_retriever.py:OverlapRetriever"
+    at.multiselect(key="run-specs").set_value([spec])
+    next(b for b in at.button if b.label == "Launch").click().run()
+    assert not at.exception and "1 job(s) launched" in at.success[0].value
+    (job,) = wait_for_jobs(tmp_path / "ws")
+    assert job.status == "done", job
+    (run,) = RunStore.in_workspace(tmp_path / "ws").list_runs()
+    assert run.status == "complete" and run.config.retriever == spec
+    at.run()
+    assert "py:protocol_retriever.py:OverlapRetriever" in at.dataframe[-1].value.to_string()
