@@ -26,6 +26,7 @@ broken result stops the run with a message naming the class instead of a wrong s
 from __future__ import annotations
 
 import inspect
+import numbers
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -190,7 +191,8 @@ class ProtocolPlugin(_Plugin):
         for hit in hits if isinstance(hits, list | tuple) else [hits]:
             try:
                 index, score = hit
-                ok = float(index) == int(index) and 0 <= int(index) < n
+                ok = (isinstance(index, numbers.Integral) and not isinstance(index, bool)
+                      and 0 <= int(index) < n and isinstance(float(score), float))
             except (TypeError, ValueError):
                 ok = False
             if not ok:
