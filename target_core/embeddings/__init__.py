@@ -7,6 +7,9 @@ Specs (the part after `dense:` in a retriever spec):
   (minilm_onnx.py, faster), else with numpy (minilm.py); the vectors are the same.
 - `openai` or `openai/MODEL`: OpenAI or any OpenAI-compatible server, default model
   text-embedding-3-small (openai_embedder.py).
+- `local/PATH.gguf`: a GGUF embedding model on llama.cpp's server inside this process;
+  `local/smollm2` is the bundled SmolLM2-135M chat model, mean-pooled, for trying the
+  pipeline, not for retrieval quality (local_gguf.py).
 
     embedder = get_embedder("minilm", settings)
     vectors = embedder.embed(texts, kind="document")   # float32 (n, 384), unit rows
@@ -59,6 +62,12 @@ def _openai(arg: str, settings: Settings) -> Embedder:
     return OpenAIEmbedder(settings, _openai_model(arg))
 
 
+def _local(arg: str, settings: Settings) -> Embedder:
+    from target_core.embeddings.local_gguf import LocalEmbedder
+
+    return LocalEmbedder(arg, settings)
+
+
 EMBEDDERS: Registry[Embedder] = Registry("embedder", (
     Entry("minilm", "all-MiniLM-L6-v2 (384 dims, 256-token window), local, offline, no torch",
           _minilm, ("minilm",)),
@@ -66,6 +75,9 @@ EMBEDDERS: Registry[Embedder] = Registry("embedder", (
           "default text-embedding-3-small", _openai,
           ("openai", "openai/text-embedding-3-small", "openai/text-embedding-3-large"),
           paid_model=_openai_model),
+    Entry("local", "a GGUF embedding model on llama.cpp inside this process "
+          "(local/PATH.gguf); local/smollm2 is the bundled 135M chat model, mean-pooled: "
+          "for trying the pipeline, not for retrieval quality", _local, ("local/smollm2",)),
 ), separator="/")
 
 EXAMPLE_SPECS = EMBEDDERS.examples()

@@ -1,7 +1,9 @@
 """Generators: a registry from spec strings to builders, and the shared protocol.
 
-Specs: `heuristic` (offline baseline, no model) and `openai` / `openai:MODEL` (any
-OpenAI-compatible chat server; default gpt-4o-mini). The grammar is
+Specs: `heuristic` (offline baseline, no model), `openai` / `openai:MODEL` (any
+OpenAI-compatible chat server; default gpt-4o-mini) and `local:smollm2` / `local:PATH.gguf`
+(a GGUF model on llama.cpp's server inside this process; SmolLM2-135M is bundled, for
+trying the pipeline, not for scores). The grammar is
 target_core.registry's; `py:MODULE:CLASS` is your own class
 (generators/plugin.py). Adding a generator means one module, one entry in GENERATORS
 and one README line.
@@ -50,6 +52,13 @@ def _openai(arg: str, settings: Settings) -> Generator:
                            cache=ResponseCache.in_workspace(settings.workspace))
 
 
+def _local(arg: str, settings: Settings) -> Generator:
+    from target_core.generators.cache import ResponseCache
+    from target_core.generators.local_llm import local_generator
+
+    return local_generator(arg, settings, cache=ResponseCache.in_workspace(settings.workspace))
+
+
 GENERATORS: Registry[Generator] = Registry("generator", (
     Entry("heuristic", "offline baseline, no model: extractive answers, a lexical "
           "fact checker, pattern-based SQL (never sees gold data)", _heuristic,
@@ -57,6 +66,9 @@ GENERATORS: Registry[Generator] = Registry("generator", (
     Entry("openai", "OpenAI or any OpenAI-compatible chat server "
           "(openai[:MODEL], default gpt-4o-mini; TARGET's Appendix D prompts)", _openai,
           ("openai", "openai:gpt-4o-mini", "openai:gpt-4o"), paid_model=_openai_model),
+    Entry("local", "a GGUF model on llama.cpp's server inside this process, offline "
+          "(local:PATH.gguf); local:smollm2 is SmolLM2-135M, bundled, for trying the "
+          "pipeline, not for scores", _local, ("local:smollm2",)),
     Entry("py", "your own class: py:MODULE:CLASS or py:PATH.py:CLASS with "
           "generate(request) (generators/plugin.py)", _plugin,
           ("py:examples/echo_generator.py:EchoGenerator",)),
