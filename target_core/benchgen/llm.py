@@ -19,7 +19,8 @@ is a `Written` error or an undecided `Verdict`, never an exception; a rejected k
 raises ConfigError, since every other call would fail the same way.
 
 `make_writer` / `make_judge` build a writer or judge from its spec: `template` /
-`round-trip` (offline) or `openai[:MODEL]`.
+`round-trip` (offline), `openai[:MODEL]`, or `local:smollm2` / `local:PATH.gguf` (a GGUF
+model on llama.cpp inside the process, through the same client).
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ from target_core.registry import parse_spec
 log = logging.getLogger(__name__)
 
 DEFAULT_QUESTIONS = 3
-WRITER_SPECS = ("template", "openai", f"openai:{DEFAULT_MODEL}")
-JUDGE_SPECS = ("round-trip", "openai", f"openai:{DEFAULT_MODEL}")
+WRITER_SPECS = ("template", "openai", f"openai:{DEFAULT_MODEL}", "local:smollm2")
+JUDGE_SPECS = ("round-trip", "openai", f"openai:{DEFAULT_MODEL}", "local:smollm2")
 
 QUESTION_SYSTEM = ("You are an expert data analyst who helps the people who use a database "
                    "understand their data.")
@@ -291,27 +292,41 @@ def _openai_model(spec: str) -> str | None:
     return GENERATORS.get("openai").paid_model(parsed.arg) if parsed.name == "openai" else None
 
 
+def _model_client(spec: str, settings: Settings,
+                  cache: ResponseCache | None) -> OpenAIGenerator | None:
+    """The chat client an `openai[:MODEL]` or `local:...` spec names, or None for another
+    family."""
+    parsed = parse_spec(spec)
+    if parsed.name == "local":
+        from target_core.generators.local_llm import local_generator
+
+        return local_generator(parsed.arg, settings, cache=cache)
+    if (model := _openai_model(spec)) is None:
+        return None
+    return OpenAIGenerator(settings, model, cache=cache)
+
+
 def make_writer(spec: str, settings: Settings, databases: Mapping[str, Path], *,
                 cache: ResponseCache | None = None,
                 n_questions: int = DEFAULT_QUESTIONS) -> QuestionWriter:
-    """`template` (offline) or `openai[:MODEL]`; `databases` maps id -> SQLite path for
-    the schema in the prompt. No API key is a ConfigError here, before any call."""
+    """`template` (offline), `openai[:MODEL]` or `local:...`; `databases` maps id ->
+    SQLite path for the schema in the prompt. No API key is a ConfigError here, before
+    any call."""
     spec = spec.strip()
     if spec == "template":
         return TemplateWriter()
-    if (model := _openai_model(spec)) is None:
+    if (client := _model_client(spec, settings, cache)) is None:
         raise UnknownNameError("question writer", spec, WRITER_SPECS)
-    return LLMQuestionWriter(OpenAIGenerator(settings, model, cache=cache),
-                             schema_lookup(databases), n_questions)
+    return LLMQuestionWriter(client, schema_lookup(databases), n_questions)
 
 
 def make_judge(spec: str, settings: Settings, databases: Mapping[str, Path], *,
                cache: ResponseCache | None = None) -> Judge:
-    """`round-trip` (offline) or `openai[:MODEL]`, as `make_writer`."""
+    """`round-trip` (offline), `openai[:MODEL]` or `local:...`, as `make_writer`."""
     spec = spec.strip()
     if spec == "round-trip":
         return RoundTripJudge()
-    if (model := _openai_model(spec)) is None:
+    if (client := _model_client(spec, settings, cache)) is None:
         raise UnknownNameError("question judge", spec, JUDGE_SPECS)
-    return LLMJudge(OpenAIGenerator(settings, model, cache=cache), schema_lookup(databases))
+    return LLMJudge(client, schema_lookup(databases))
 
