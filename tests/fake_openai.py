@@ -13,12 +13,26 @@ Endpoints:
   `reject_response_format=True` a request that carries `response_format` gets HTTP 400
   naming it, as servers without structured outputs answer.
 
-Faults (`fail_next(n, kind, seconds=...)`) apply to the next n requests on any path:
-"401" (the message echoes the key, as OpenAI's does: callers must not repeat it), "429"
-and "500" (with `retry-after-ms` so the client's retries stay fast), "malformed" (200
-with a body that is not JSON) and "sleep" (wait `seconds`, then answer normally;
-waiting ends early when the server stops). Every request is recorded with its path,
-JSON body and headers (lower-cased), so a test can check the API key was sent.
+It can play real servers:
+- `llama_cpp_python=True`: a chat request whose response_format is json_schema gets
+  HTTP 500 with llama-cpp-python's validation message ("Input should be 'text' or
+  'json_object'"); json_object with a "schema" is accepted.
+- `props={...}`: GET /props answers it, as llama.cpp's server does
+  (`llama_cpp_props(n_ctx, total_slots)`); `tokenize=True`: POST /tokenize answers
+  {"tokens": [...]}, one token per word or punctuation mark (`fake_tokens`).
+- `models=[...]`: GET /v1/models lists them (e.g. vLLM's {"id", "max_model_len"}).
+- `served_model="..."`: replies name that model, whatever was asked for.
+- `finish_reason="length"`: replies say the server stopped at max_tokens.
+- `per_token_embeddings=True`: each input gets one vector per word (no pooling).
+
+Faults (`fail_next(n, kind, seconds=...)`) apply to the next n chat or embeddings
+requests (not to /props, /tokenize or the models list): "401" (the message echoes the
+key, as OpenAI's does: callers must not repeat it), "429", "500", "502" and "503" (with
+`retry-after-ms: 10` so retries stay fast; "503" with `retry-after: 0.2`, in seconds),
+"malformed" (200 with a body that is not JSON) and "sleep" (wait `seconds`, then answer
+normally; waiting ends early when the server stops). Every request is recorded with its
+method, path, JSON body and headers (lower-cased), so a test can check the API key was
+sent.
 
 The server is a ThreadingHTTPServer on a free port in a daemon thread; `stop()` shuts
 it down and joins the thread with a time limit.
@@ -40,8 +54,25 @@ import numpy as np
 import pytest
 
 DIMENSION = 64
-FAULTS = ("401", "429", "500", "malformed", "sleep")
+FAULTS = ("401", "429", "500", "502", "503", "malformed", "sleep")
 _WORDS = re.compile(r"\w+", re.UNICODE)
+_TOKENS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+LLAMA_CPP_PYTHON_500 = (
+    "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "
+    "\"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': "
+    "{'expected': \"'text' or 'json_object'\"}}]")
+
+
+def fake_tokens(text: str) -> list[int]:
+    """The fake tokenizer: one token per word or punctuation mark."""
+    return [len(t) for t in _TOKENS.findall(text)]
+
+
+def llama_cpp_props(n_ctx: int, total_slots: int = 1) -> dict[str, Any]:
+    """What llama.cpp's GET /props says about a server with `total_slots` slots of
+    `n_ctx` tokens each."""
+    return {"default_generation_settings": {"n_ctx": n_ctx, "params": {}},
+            "total_slots": total_slots, "model_path": "/models/fake.gguf"}
 
 
 def fake_embedding(text: str, dimension: int = DIMENSION) -> np.ndarray:
@@ -90,6 +121,13 @@ class FakeOpenAI:
     """Returns the assistant's content, or a whole response body (a dict)."""
     reject_response_format: bool = False
     """Answer HTTP 400 to chat requests with a `response_format` (no structured outputs)."""
+    llama_cpp_python: bool = False
+    props: dict[str, Any] | None = None
+    tokenize: bool = False
+    models: list[dict[str, Any]] | None = None
+    served_model: str | None = None
+    finish_reason: str = "stop"
+    per_token_embeddings: bool = False
     requests: list[Recorded] = field(default_factory=list)
     _faults: list[_Fault] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -156,6 +194,12 @@ class FakeOpenAI:
         data = []
         for i, text in enumerate(inputs):
             vector = fake_embedding(text, self.dimension)
+            if self.per_token_embeddings:
+                words = _WORDS.findall(text) or [text]
+                data.append({"object": "embedding", "index": i,
+                             "embedding": [fake_embedding(w, self.dimension).tolist()
+                                           for w in words]})
+                continue
             if body.get("encoding_format") == "base64":
                 embedding: Any = base64.b64encode(vector.astype("<f4").tobytes()).decode()
             else:
@@ -173,8 +217,8 @@ class FakeOpenAI:
                      for m in body.get("messages") or [])
         completion = len(_WORDS.findall(answer))
         return {"id": f"chatcmpl-fake-{len(self.requests)}", "object": "chat.completion",
-                "created": 0, "model": body.get("model", ""),
-                "choices": [{"index": 0, "finish_reason": "stop",
+                "created": 0, "model": self.served_model or body.get("model", ""),
+                "choices": [{"index": 0, "finish_reason": self.finish_reason,
                              "message": {"role": "assistant", "content": answer}}],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                           "total_tokens": prompt + completion}}
@@ -209,6 +253,16 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             body = {"error": {"message": message, "type": kind, "code": None}}
             self._send(status, json.dumps(body).encode(), headers)
 
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            fake._record(Recorded("GET", self.path,
+                                  {k.lower(): v for k, v in self.headers.items()}, None))
+            if self.path == "/props" and fake.props is not None:
+                return self._send(200, json.dumps(fake.props).encode())
+            if self.path == "/v1/models" and fake.models is not None:
+                return self._send(200, json.dumps({"object": "list",
+                                                   "data": fake.models}).encode())
+            return self._error(404, f"no route {self.path}", "invalid_request_error")
+
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
@@ -218,7 +272,12 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 body = None
             fake._record(Recorded("POST", self.path,
                                   {k.lower(): v for k, v in self.headers.items()}, body))
-            fault = fake._next_fault()
+            if self.path == "/tokenize":
+                if not fake.tokenize or not isinstance(body, dict):
+                    return self._error(404, "no route /tokenize", "invalid_request_error")
+                tokens = fake_tokens(str(body.get("content", "")))
+                return self._send(200, json.dumps({"tokens": tokens}).encode())
+            fault = fake._next_fault() if self.path in routes else None
             fast_retry = {"retry-after-ms": "10"}
             if fault is not None and fault.kind == "401":  # as OpenAI: part of the key echoed
                 key = self.headers.get("Authorization", "").removeprefix("Bearer ")
@@ -227,8 +286,12 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if fault is not None and fault.kind == "429":
                 return self._error(429, "Rate limit reached (fake)", "rate_limit_exceeded",
                                    fast_retry)
-            if fault is not None and fault.kind == "500":
-                return self._error(500, "Internal error (fake)", "server_error", fast_retry)
+            if fault is not None and fault.kind in ("500", "502"):
+                return self._error(int(fault.kind), f"Internal error (fake {fault.kind})",
+                                   "server_error", fast_retry)
+            if fault is not None and fault.kind == "503":
+                return self._error(503, "Loading model (fake)", "unavailable_error",
+                                   {"retry-after": "0.2"})
             if fault is not None and fault.kind == "malformed":
                 return self._send(200, b'{"object": "list", "data": [ this is not json')
             if fault is not None and fault.kind == "sleep" and fake._stopping.wait(
@@ -238,6 +301,10 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     and isinstance(body, dict) and "response_format" in body):
                 return self._error(400, "response_format is not supported by this server "
                                    "(fake)", "invalid_request_error")
+            form = body.get("response_format") if isinstance(body, dict) else None
+            if (fake.llama_cpp_python and self.path == "/v1/chat/completions"
+                    and isinstance(form, dict) and form.get("type") == "json_schema"):
+                return self._error(500, LLAMA_CPP_PYTHON_500, "internal_server_error")
             route = routes.get(self.path)
             if route is None:
                 return self._error(404, f"no route {self.path}", "invalid_request_error")

@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("data", ("datasets", "serialize", "tokens", "textproc")),
     ("metrics", ("metrics",)),
     ("components", ("registry", "embeddings", "retrievers", "generators", "vectorstore",
-                    "openai_common", "costs")),
+                    "openai_common", "llm_client", "costs")),
     ("engine", ("engine",)),
     ("benchgen", ("benchgen",)),
     ("analysis", ("analysis",)),

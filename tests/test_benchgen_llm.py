@@ -267,14 +267,14 @@ def test_writer_reply_without_questions_is_an_error(
     assert written.error is not None and written.error.startswith(error)
 
 
-@pytest.mark.parametrize(("fault", "error"), [("500", "HTTP 500 after"),
+@pytest.mark.parametrize(("fault", "error"), [("500", "HTTP 500 from"),
                                               ("malformed", "malformed response"),
-                                              ("429", "rate limited (HTTP 429)")])
+                                              ("429", "HTTP 429 from")])
 def test_writer_failed_call_is_an_error_not_an_exception(
         tmp_path: Path, fake_openai: FakeOpenAI, databases: dict[str, Path],
         templates: dict[str, Template], relative_item: SampledQuery, fault: str,
         error: str) -> None:
-    fake_openai.fail_next(2, fault)  # the first try and its one retry
+    fake_openai.fail_next(2 if fault == "429" else 1, fault)  # 429: the try and its retry
     written = writer(tmp_path, fake_openai, databases).write(
         relative_item, templates[relative_item.template_id])
     assert written.questions == []
@@ -303,9 +303,12 @@ def test_server_without_structured_outputs(
     written = writer(tmp_path, fake_openai, databases).write(
         timeless_item, templates[timeless_item.template_id])
     assert [q.text for q in written.questions] == ["Q one?", "Q two?"]
-    first, second = fake_openai.chat_requests()
-    assert "response_format" in first.body and "response_format" not in second.body
-    assert '"questions" (a list of 3 strings)' in user_prompt(second.body)
+    first, second, third = fake_openai.chat_requests()
+    assert first.body["response_format"]["type"] == "json_schema"
+    assert second.body["response_format"] == {"type": "json_object",
+                                              "schema": QUESTIONS_SCHEMA["schema"]}
+    assert "response_format" not in third.body and third.body["max_tokens"] == 768
+    assert '"questions" (a list of 3 strings)' in user_prompt(third.body)
 
 
 # --- the judge ------------------------------------------------------------------------------
@@ -405,7 +408,7 @@ def test_failures_are_not_cached(tmp_path: Path, fake_openai: FakeOpenAI,
     cache = ResponseCache(tmp_path / "chat.sqlite")
     template = templates[relative_item.template_id]
     fake_openai.chat_responder = replying({"analysis": "a", "questions": ["Q?"]})
-    fake_openai.fail_next(2, "500")
+    fake_openai.fail_next(1, "500")
     llm_writer = writer(tmp_path, fake_openai, databases, cache=cache)
     assert llm_writer.write(relative_item, template).error is not None
     assert len(cache) == 0
@@ -473,12 +476,12 @@ def test_factories(tmp_path: Path, fake_openai: FakeOpenAI,
     default = make_writer("openai", settings, databases, n_questions=5)
     assert isinstance(default, LLMQuestionWriter)
     assert (default.spec, default.n_questions) == (f"openai:{DEFAULT_MODEL}", 5)
-    assert default.concurrency == settings.generation_concurrency  # the builder reads it
+    assert default.concurrency == 1  # unset: a server on this machine without slots
     named = make_judge("openai:my-model", settings, databases,
                        cache=ResponseCache(tmp_path / "c.sqlite"))
     assert isinstance(named, LLMJudge) and named.spec == "openai:my-model"
     assert named.generator.cache is not None
-    assert fake_openai.requests == []  # building calls nothing
+    assert fake_openai.chat_requests() == []  # building asks the model nothing
 
 
 @pytest.mark.parametrize(("make", "spec", "suggestion"), [

@@ -310,7 +310,7 @@ def test_openai_truncation_with_estimate_is_conservative(tmp_path: Path,
     assert len(fake_openai.embedding_requests()[0].body["input"][0]) <= 2 * 1000
 
 
-@pytest.mark.parametrize("fault", ["429", "500"])
+@pytest.mark.parametrize("fault", ["429", "502", "503"])
 def test_openai_retries_then_succeeds(tmp_path: Path, fake_openai: FakeOpenAI,
                                       fault: str) -> None:
     fake_openai.fail_next(1, fault)
@@ -320,16 +320,25 @@ def test_openai_retries_then_succeeds(tmp_path: Path, fake_openai: FakeOpenAI,
 
 
 def test_openai_gives_up_after_retries(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
-    fake_openai.fail_next(3, "500")
-    with pytest.raises(EmbeddingError, match=r"HTTP 500 after 2 retries"):
+    fake_openai.fail_next(3, "502")
+    with pytest.raises(EmbeddingError, match=r"HTTP 502 from .*: Internal error \(fake 502\) "
+                                             r"\(3 attempts\)$"):
         make_openai(tmp_path, fake_openai).embed(["a"], kind="query")
     assert len(fake_openai.embedding_requests()) == 3
+
+
+def test_openai_server_error_is_not_retried(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    fake_openai.fail_next(1, "500")
+    with pytest.raises(EmbeddingError, match=r"HTTP 500 from .*: Internal error \(fake 500\)$"):
+        make_openai(tmp_path, fake_openai).embed(["a"], kind="query")
+    assert len(fake_openai.embedding_requests()) == 1
 
 
 def test_openai_timeout_is_a_clear_error(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     fake_openai.fail_next(1, "sleep", seconds=10)
     started = time.monotonic()
-    with pytest.raises(EmbeddingError, match=r"timed out after 0.2 s .*OPENAI_BASE_URL"):
+    with pytest.raises(EmbeddingError, match=r"no reply from .* within 0.2 s "
+                                             r"\(TARGET_OPENAI_TIMEOUT\); not sent again"):
         make_openai(tmp_path, fake_openai, timeout=0.2, max_retries=0).embed(
             ["slow"], kind="query")
     assert time.monotonic() - started < 5

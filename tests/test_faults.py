@@ -397,21 +397,24 @@ def test_stores_opened_at_once_by_many_writers(tmp_path: Path) -> None:
 def test_generation_run_completes_through_server_faults(tmp_path: Path,
                                                         fake_openai: FakeOpenAI) -> None:
     """One request at a time, so each fault lands on a known query (the registry's
-    generator retries 4 times):
-    q1: 429 five times -> error; q2: 500 five times -> error; q3: malformed -> error (not
-    retried); q4: a timeout, a 429 and a 500, then answered; q5: slow but within the
-    timeout; q6-q8: answered. The run completes with metrics; a rerun asks only the three
-    failed queries again (failures are not cached) and answers them."""
+    generator sends a transient failure again 4 times, TARGET_OPENAI_RETRIES):
+    q1: 429 five times -> error; q2: 500 -> error (deterministic: not retried); q3:
+    malformed -> error (not retried); q4: a 503, a 429 and a 502, then answered slowly
+    but within the timeout; q5: past the timeout -> error, not sent again (the server
+    may still be computing it); q6-q8: answered. The run completes with metrics; a rerun
+    asks only the four failed queries again (failures are not cached) and answers them."""
     settings = load_settings(tmp_path / "ws", environ={
         "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": fake_openai.base_url,
-        "TARGET_GENERATION_CONCURRENCY": "1", "TARGET_OPENAI_TIMEOUT": "1"})
+        "TARGET_GENERATION_CONCURRENCY": "1", "TARGET_OPENAI_TIMEOUT": "1",
+        "TARGET_OPENAI_RETRIES": "4", "TARGET_MAX_FAILED_GENERATIONS": "0.9"})
     fake_openai.fail_next(5, "429")
-    fake_openai.fail_next(5, "500")
-    fake_openai.fail_next(1, "malformed")
-    fake_openai.fail_next(1, "sleep", seconds=3)
-    fake_openai.fail_next(1, "429")
     fake_openai.fail_next(1, "500")
+    fake_openai.fail_next(1, "malformed")
+    fake_openai.fail_next(1, "503")
+    fake_openai.fail_next(1, "429")
+    fake_openai.fail_next(1, "502")
     fake_openai.fail_next(1, "sleep", seconds=0.3)
+    fake_openai.fail_next(1, "sleep", seconds=3)
     config = RunConfig("demo-qa", "bm25", limit=8,
                        generation=GenerationConfig(generator="openai:test-model"))
     started = time.monotonic()
@@ -419,24 +422,28 @@ def test_generation_run_completes_through_server_faults(tmp_path: Path,
     assert time.monotonic() - started < 20
 
     requests = fake_openai.chat_requests()
-    assert len(requests) == 5 + 5 + 1 + 4 + 1 + 3
+    assert len(requests) == 5 + 1 + 1 + 4 + 1 + 3
     per_query = Counter(user_message(r) for r in requests)
-    assert sorted(per_query.values(), reverse=True) == [5, 5, 4, 1, 1, 1, 1, 1]
+    assert sorted(per_query.values(), reverse=True) == [5, 4, 1, 1, 1, 1, 1, 1]
     run = result.run
     assert run.status == "complete" and run.n_done == 8
-    assert run.metrics["n_generated"] == 8 and run.metrics["generation_errors"] == 3
+    assert run.metrics["n_generated"] == 8 and run.metrics["generation_errors"] == 4
     assert {"sacrebleu", "rouge_l", "mrr"} <= set(run.metrics)
     store = RunStore.in_workspace(settings.workspace)
     records = [r.generation for r in store.iter_results(run.run_id)]
     assert all(g is not None for g in records)
     errors = [g["error"] for g in records if g is not None]
-    assert errors[0] == "rate limited (HTTP 429) after 4 retries"
-    assert errors[1] is not None and errors[1].startswith("HTTP 500 after 4 retries")
+    where = f"127.0.0.1:{fake_openai.port} (model test-model)"
+    assert errors[0] == f"HTTP 429 from {where}: Rate limit reached (fake) (5 attempts)"
+    assert errors[1] == f"HTTP 500 from {where}: Internal error (fake 500)"
     assert errors[2] is not None and errors[2].startswith("malformed response")
-    assert errors[3:] == [None] * 5
+    assert errors[3] is None
+    assert errors[4] == (f"no reply from {where} within 1 s (TARGET_OPENAI_TIMEOUT); not "
+                         "sent again, since the server may still be computing it")
+    assert errors[5:] == [None, None, None]
     assert [g["answer"] for g in records if g is not None][:3] == ["", "", ""]
 
     again = run_retrieval(config, settings=settings, fresh=True)  # complete: a fresh run
     assert not again.resumed and again.run.metrics["generation_errors"] == 0
     retried = [user_message(r) for r in fake_openai.chat_requests()[len(requests):]]
-    assert retried == [user_message(requests[i]) for i in (0, 5, 10)]  # q1, q2, q3
+    assert retried == [user_message(requests[i]) for i in (0, 5, 6, 11)]  # q1, q2, q3, q5

@@ -14,7 +14,8 @@ The judge is the paper's first validation stage: a model asked whether the quest
 answered by exactly this SQL, with the same schema and reference date.
 
 Both talk to any OpenAI-compatible server through `OpenAIGenerator.chat_json` (cache,
-retries, key scrubbing, fallback for servers without structured outputs). A failed call
+retries of transient failures only, key scrubbing, structured output negotiated per
+server, max tokens TARGET_MAX_TOKENS_WRITER and TARGET_MAX_TOKENS_JUDGE). A failed call
 is a `Written` error or an undecided `Verdict`, never an exception; a rejected key
 raises ConfigError, since every other call would fail the same way.
 
@@ -249,7 +250,7 @@ class LLMQuestionWriter:
 
     def write(self, item: SampledQuery, template: Template) -> Written:
         messages = question_messages(item, self.schema_of(item.database), self.n_questions)
-        reply = self.generator.chat_json(messages, schema=QUESTIONS_SCHEMA)
+        reply = self.generator.chat_json(messages, schema=QUESTIONS_SCHEMA, task="writer")
         if reply.data is None:
             return Written([], error=reply.error)
         texts = clean_questions(reply.data.get("questions"), self.n_questions)
@@ -273,7 +274,7 @@ class LLMJudge:
 
     def judge(self, question: str, item: SampledQuery, template: Template) -> Verdict:
         messages = judge_messages(question, item, self.schema_of(item.database))
-        reply = self.generator.chat_json(messages, schema=JUDGE_SCHEMA)
+        reply = self.generator.chat_json(messages, schema=JUDGE_SCHEMA, task="judge")
         if reply.data is None:
             return Verdict(None, method=self.method, reason=reply.error or "")
         passed = _as_bool(reply.data.get("answerable"))

@@ -1,37 +1,42 @@
 """Embeddings from OpenAI or any OpenAI-compatible server (vLLM, Ollama, llama.cpp).
 
 Spec `openai` or `openai/MODEL` (default text-embedding-3-small). The key comes from
-OPENAI_API_KEY and the server from OPENAI_BASE_URL (settings only; the SDK is given both
-explicitly so it reads no environment variable itself). The key is never logged,
-stored, put in a message or in the fingerprint.
+OPENAI_API_KEY and the server from OPENAI_BASE_URL, or from the `base_url=` and
+`api_key=` arguments (a caller with its own server passes them). The key is never
+logged, stored, put in a message or in the fingerprint. Requests go through
+`target_core.llm_client.LLMClient`, as the chat generator's: TARGET_OPENAI_TIMEOUT and
+TARGET_OPENAI_RETRIES apply, only transient failures are sent again, a timed-out request
+never is, and the server's message is kept whole.
 
-Each input is truncated to the model's limit (8191 tokens for text-embedding-3-* and
-ada-002) as counted with tiktoken's cl100k_base when it is available. Offline, tiktoken
-cannot load, and the count is an estimate; then a text's cost is taken as
-max(estimate, characters / 2), which overstates English and tables about twice, so
-truncation and request sizes stay on the safe side (scripts without spaces, such as
-CJK, can still be undercounted; the server's refusal then names the problem).
-Inputs go in requests of at most `batch_size` texts and `request_tokens` tokens
-(OpenAI: 2,048 inputs, 300,000 tokens). The SDK retries 429, 5xx, timeouts and
-connection errors `max_retries` times with exponential backoff (0.5 s doubling, up to
-8 s, or the server's retry-after); what still fails becomes an EmbeddingError.
+Each input is cut to the server's real limit: TARGET_EMBEDDING_MAX_TOKENS when set,
+else llama.cpp's batch size (its /props n_ubatch, else llama.cpp's default 512, never
+more than the slot's n_ctx), else 8191 for OpenAI's models, else 512 (what most open
+embedding models take). Counts are exact with the server's own tokenizer (llama.cpp's
+/tokenize) or tiktoken's cl100k_base for OpenAI's models; otherwise a text's cost is
+taken as max(count, characters / 2), which overstates English and tables about twice,
+so truncation and request sizes stay on the safe side. Inputs go in requests of at most
+`batch_size` texts and `request_tokens` tokens (OpenAI: 2,048 inputs, 300,000 tokens).
+A server that answers one vector per token (a list of lists per input: llama.cpp
+without pooling) is reported with the fix. A query text embedded once is not sent again
+(the last `QUERY_MEMORY` query vectors are kept).
 """
-
 from __future__ import annotations
 
 import hashlib
 import logging
 import math
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from target_core.config import Settings
 from target_core.embeddings.base import EmbeddingError, Kind, check_texts, normalize_rows
 from target_core.errors import ConfigError
-from target_core.openai_common import DEFAULT_BASE_URL, retries_text, scrub, server_label
+from target_core.llm_client import CallFailed, LLMClient, is_openai
+from target_core.openai_common import ServerCounter
 from target_core.progress import Progress, no_progress
 from target_core.tokens import TokenCounter, get_counter
 
@@ -39,11 +44,16 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "text-embedding-3-small"
 ENCODING = "cl100k_base"
-DEFAULT_MAX_TOKENS = 8191
+DEFAULT_MAX_TOKENS = 512
+"""The input limit of a model nobody reports (most open embedding models take 512)."""
+LLAMA_CPP_BATCH = 512
+"""llama.cpp's default physical batch (-ub): an embedding input may not exceed it."""
 MODEL_MAX_TOKENS = {"text-embedding-3-small": 8191, "text-embedding-3-large": 8191,
                     "text-embedding-ada-002": 8191}
 MODEL_DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072,
                     "text-embedding-ada-002": 1536}
+QUERY_MEMORY = 256
+"""Query vectors kept, so a query is embedded once however often it is searched."""
 
 
 def _safe(text: str) -> str:
@@ -57,34 +67,41 @@ class OpenAIEmbedder:
 
     def __init__(self, settings: Settings, model: str = DEFAULT_MODEL, *,
                  max_tokens: int | None = None, batch_size: int = 256,
-                 request_tokens: int = 280_000, timeout: float = 60.0, max_retries: int = 5,
-                 counter: TokenCounter | None = None) -> None:
-        if not settings.openai_api_key:
+                 request_tokens: int = 280_000, timeout: float | None = None,
+                 max_retries: int | None = None, counter: TokenCounter | None = None,
+                 base_url: str | None = None, api_key: str | None = None) -> None:
+        key = api_key or settings.openai_api_key
+        if not key:
             raise ConfigError(
                 "OpenAI embeddings need an API key: set OPENAI_API_KEY (for a local "
                 "OpenAI-compatible server that ignores keys, any non-empty value), and "
                 "OPENAI_BASE_URL to use a compatible server such as vLLM, Ollama or "
                 "llama.cpp (e.g. http://localhost:11434/v1)")
+        timeout = settings.openai_timeout if timeout is None else timeout
+        max_retries = settings.openai_retries if max_retries is None else max_retries
         if batch_size < 1 or request_tokens < 1 or timeout <= 0 or max_retries < 0:
             raise ValueError("batch_size, request_tokens and timeout must be positive, "
                              "max_retries non-negative")
-        from openai import OpenAI
-
         self.model = model
         self.spec = f"openai/{model}"
-        self.max_tokens = max_tokens or MODEL_MAX_TOKENS.get(model, DEFAULT_MAX_TOKENS)
+        self.client = LLMClient(base_url or settings.openai_base_url, key, timeout=timeout,
+                                retries=max_retries)
+        self.base_url = self.client.base_url
+        self._asked_max = max_tokens or settings.embedding_max_tokens
+        self._max_tokens: int | None = self._asked_max or MODEL_MAX_TOKENS.get(model)
         self.dimension = MODEL_DIMENSIONS.get(model, 0)
         """Known for OpenAI's models; for others set from the first response."""
         self.batch_size = batch_size
         self.request_tokens = request_tokens
         self.timeout = timeout
         self.max_retries = max_retries
-        self.base_url = settings.openai_base_url or DEFAULT_BASE_URL
         self._counter = counter
+        self._trusted = counter is not None and counter.exact
+        """A counter given by the caller counts as the model does."""
         self._token_timeout = settings.token_timeout
-        self._client = OpenAI(api_key=settings.openai_api_key, base_url=self.base_url,
-                              max_retries=max_retries, timeout=timeout)
         self._seen_dimension: int | None = None
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
         self.last_truncated = 0
         self.last_usage_tokens = 0
         """Tokens the server reported (usage.total_tokens) for the last call."""
@@ -94,10 +111,27 @@ class OpenAIEmbedder:
 
     @property
     def server(self) -> str:
-        return server_label(self.base_url)
+        return self.client.server
 
     def load(self) -> None:
-        """Nothing to load: the model is the server's."""
+        """Nothing to load: the model is the server's (its limits are asked here)."""
+        _ = self.max_tokens
+
+    @property
+    def max_tokens(self) -> int:
+        """Tokens an input is cut to (asks the server the first time; module docstring)."""
+        if self._max_tokens is None:
+            info = self.client.probe(self.model)
+            if info.llama_cpp:
+                limit = info.batch or LLAMA_CPP_BATCH
+                self._max_tokens = min(limit, info.context_window or limit)
+            else:
+                self._max_tokens = DEFAULT_MAX_TOKENS
+        return self._max_tokens
+
+    @max_tokens.setter
+    def max_tokens(self, value: int) -> None:
+        self._max_tokens = value
 
     def fingerprint(self) -> str:
         server = hashlib.sha256(self.base_url.rstrip("/").encode()).hexdigest()[:10]
@@ -106,12 +140,18 @@ class OpenAIEmbedder:
     @property
     def counter(self) -> TokenCounter:
         if self._counter is None:
-            self._counter = get_counter(ENCODING, self._token_timeout)
+            if not is_openai(self.base_url) and self.client.probe(self.model).tokenize:
+                self._counter = ServerCounter(self.client,
+                                              get_counter(ENCODING, self._token_timeout))
+            else:
+                self._counter = get_counter(ENCODING, self._token_timeout)
         return self._counter
 
     def cost(self, text: str) -> int:
-        """Tokens of `text`: exact with tiktoken, else a deliberately high estimate."""
-        if self.counter.exact:
+        """Tokens of `text`: exact with the model's own tokenizer (the server's, or
+        tiktoken for OpenAI's models), else a deliberately high estimate."""
+        if self.counter.exact and (self._trusted or is_openai(self.base_url)
+                                   or isinstance(self.counter, ServerCounter)):
             return self.counter.count(text)
         return max(self.counter.count(text), math.ceil(len(text) / 2))
 
@@ -148,6 +188,9 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str], *, kind: Kind,
               progress: Progress = no_progress) -> np.ndarray:
         items = check_texts(texts, kind)
+        if kind == "query" and items and all(t in self._queries for t in items):
+            with self._lock:
+                return np.stack([self._queries[t] for t in items])
         fitted = [self.fit(text) for text in items]
         self.last_truncated = sum(1 for _, _, cut in fitted if cut)
         self.last_usage_tokens = 0
@@ -160,61 +203,47 @@ class OpenAIEmbedder:
             progress(end, len(items), "embedding")
         if not parts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.concatenate(parts)
+        vectors = np.concatenate(parts)
+        if kind == "query":
+            with self._lock:
+                for text, vector in zip(items, vectors, strict=True):
+                    self._queries[text] = vector
+                    self._queries.move_to_end(text)
+                while len(self._queries) > QUERY_MEMORY:
+                    self._queries.popitem(last=False)
+        return vectors
 
     def _request(self, batch: list[str]) -> np.ndarray:
-        response = self._call(batch)
+        try:
+            response = self.client.embeddings(batch, model=self.model)
+        except CallFailed as exc:
+            raise EmbeddingError(f"embedding request failed: {exc}") from None
+        where = f"{self.server} (model {self.model})"
         try:
             data = sorted(response.data, key=lambda item: item.index)
-            vectors = np.array([item.embedding for item in data], dtype=np.float32)
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise EmbeddingError(f"{self.server} sent a malformed embeddings response "
+            raw = [item.embedding for item in data]
+        except (AttributeError, TypeError) as exc:
+            raise EmbeddingError(f"{where} sent a malformed embeddings response "
+                                 f"({type(exc).__name__})") from None
+        if raw and isinstance(raw[0], list) and raw[0] and isinstance(raw[0][0], list):
+            raise EmbeddingError(
+                f"{where} returned one vector per token ({len(raw[0])} vectors for the "
+                "first input) instead of one per input: the server does not pool. Start "
+                "llama.cpp's server with --pooling mean (or cls / last, as the model "
+                "expects; llama-cpp-python: pooling_type), or use a model made for "
+                "embeddings")
+        try:
+            vectors = np.array(raw, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise EmbeddingError(f"{where} sent a malformed embeddings response "
                                  f"({type(exc).__name__})") from None
         if vectors.ndim != 2 or len(vectors) != len(batch) or vectors.shape[1] == 0:
-            raise EmbeddingError(f"{self.server} returned {len(vectors)} embeddings of shape "
+            raise EmbeddingError(f"{where} returned {len(vectors)} embeddings of shape "
                                  f"{vectors.shape[1:]} for {len(batch)} inputs")
         if self._seen_dimension not in (None, vectors.shape[1]):
-            raise EmbeddingError(f"{self.server} returned {vectors.shape[1]}-dimensional "
+            raise EmbeddingError(f"{where} returned {vectors.shape[1]}-dimensional "
                                  f"embeddings after {self._seen_dimension}-dimensional ones")
         self._seen_dimension = self.dimension = int(vectors.shape[1])
         usage = getattr(response, "usage", None)
         self.last_usage_tokens += int(getattr(usage, "total_tokens", 0) or 0)
         return normalize_rows(vectors)
-
-    def _call(self, batch: list[str]) -> Any:
-        import openai
-
-        where = f"{self.server} (model {self.model})"
-        try:
-            return self._client.embeddings.create(model=self.model, input=batch,
-                                                  encoding_format="float")
-        except openai.AuthenticationError:
-            raise ConfigError(f"{where} rejected the API key (HTTP 401); check "
-                              "OPENAI_API_KEY") from None
-        except openai.APITimeoutError:
-            raise EmbeddingError(
-                f"embedding request to {where} timed out after {self.timeout:g} s "
-                f"({self._retries}); check that the server at OPENAI_BASE_URL is up, or try "
-                "again later") from None
-        except openai.APIConnectionError:
-            raise EmbeddingError(f"cannot connect to {where} ({self._retries}); check "
-                                 "OPENAI_BASE_URL and the network") from None
-        except openai.RateLimitError:
-            raise EmbeddingError(f"{where} is still rate limiting (HTTP 429) after "
-                                 f"{self._retries}; wait and try again") from None
-        except openai.APIStatusError as exc:
-            if exc.status_code >= 500:
-                raise EmbeddingError(f"{where} failed with HTTP {exc.status_code} after "
-                                     f"{self._retries}: {self._scrub(exc.message)}") from None
-            raise EmbeddingError(f"{where} refused the embedding request: HTTP "
-                                 f"{exc.status_code}: {self._scrub(exc.message)}") from None
-        except (openai.APIError, ValueError) as exc:  # malformed JSON, unexpected shapes
-            raise EmbeddingError(f"{where} sent a malformed embeddings response "
-                                 f"({type(exc).__name__})") from None
-
-    @property
-    def _retries(self) -> str:
-        return retries_text(self.max_retries)
-
-    def _scrub(self, message: str) -> str:
-        return scrub(message, self._client.api_key)

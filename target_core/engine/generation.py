@@ -41,7 +41,9 @@ class DownstreamStep:
                  view: TableView, counter: TokenCounter, *, top_k: int,
                  limits: SqlLimits | None = None) -> None:
         self.generator = generator
-        self.contexts = ContextBuilder(dataset, generation, view, counter, top_k=top_k)
+        # a generator with a context window (prompt_limit) lowers the budget to fit it
+        self.contexts = ContextBuilder(dataset, generation, view, counter, top_k=top_k,
+                                       limit=getattr(generator, "prompt_limit", None))
         self.evaluator = Evaluator(dataset, limits)
         self._lock = threading.Lock()
 

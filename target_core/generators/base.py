@@ -98,6 +98,10 @@ class Generation:
     cached: bool = False
     """True when the answer came from the response cache (it cost nothing)."""
     ms: float = 0.0
+    truncated: bool = False
+    """The model was stopped at its max tokens (finish_reason "length"): the answer is cut."""
+    served_model: str | None = None
+    """The model id the server says answered (it may differ from the one asked for)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"answer": self.answer, "database_id": self.database_id,
@@ -105,7 +109,8 @@ class Generation:
                 "error_class": self.error_class or (classify_error(self.error) if self.error
                                                     else None),
                 "tokens_in": self.tokens_in,
-                "tokens_out": self.tokens_out, "cached": self.cached, "ms": self.ms}
+                "tokens_out": self.tokens_out, "cached": self.cached, "ms": self.ms,
+                "truncated": self.truncated, "served_model": self.served_model}
 
 
 @dataclass(frozen=True)

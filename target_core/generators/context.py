@@ -12,13 +12,20 @@ table whose header alone does not fit is dropped. Every cut is recorded on the q
 Text-to-SQL follows TARGET (Appendix C): the generator gets the schema (`CREATE TABLE`
 statements) of every table of each retrieved table's database, databases in rank
 order; the budget drops whole tables. Schemas are read read-only, once per database.
+
+A generator with a context window (`prompt_limit(task)`, e.g. the OpenAI-compatible one)
+lowers the budget to what the window leaves: the window minus the reply's max tokens,
+a margin, and the tokens of the prompt without its tables, all counted with the
+generator's own counter (llama.cpp's tokenizer where the server has one). The cut
+records the window (`window`, `reply_tokens`) beside the budget actually used.
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +39,24 @@ log = logging.getLogger(__name__)
 
 VALUES_PER_COLUMN = 200
 """Distinct values read per text column (value linking, as CHESS does; not in the prompt)."""
+
+
+@dataclass(frozen=True)
+class PromptLimit:
+    """What a model's context window leaves for one prompt (all its messages)."""
+
+    tokens: int
+    """window - reply_tokens - margin: the most tokens the messages may hold."""
+    window: int
+    reply_tokens: int
+    counter: TokenCounter
+    """Counts as the model does where the server says how (else tiktoken's)."""
+    source: str = ""
+    """Where the window came from ("the server's /props", "TARGET_CONTEXT_WINDOW", ...)."""
+
+
+PromptLimiter = Callable[[str], "PromptLimit | None"]
+"""A generator's `prompt_limit`: task -> its limit, or None for no window."""
 
 
 def prompt_view(view: TableView) -> TableView:
@@ -73,12 +98,16 @@ class ContextBuilder:
     """Builds each query's Context for one run (caches database schemas)."""
 
     def __init__(self, dataset: Dataset, generation: GenerationConfig, view: TableView,
-                 counter: TokenCounter, *, top_k: int) -> None:
+                 counter: TokenCounter, *, top_k: int, limit: PromptLimiter | None = None
+                 ) -> None:
         self.dataset = dataset
         self.generation = generation
         self.view = prompt_view(view)
         self.counter = counter
         self.k = generation.context_k or top_k
+        self.limit = limit
+        self._budget = generation.token_budget
+        self._window: dict[str, Any] = {}
         self._schemas: dict[str, tuple[SchemaTable, ...]] = {}
 
     def keys_for(self, query: Query, ranked: Sequence[TableKey]) -> list[TableKey]:
@@ -91,18 +120,35 @@ class ContextBuilder:
 
     def build(self, query: Query, ranked: Sequence[TableKey]) -> Context:
         keys = self.keys_for(query, ranked)
+        self._fit_to_window(query)
         if self.generation.context == "none":
-            return Context(mode="none", cut={"budget": self.generation.token_budget,
-                                             "tokens": 0, "exact": self.counter.exact,
-                                             "tables": [], "dropped": []})
+            return Context(mode="none", cut={"budget": self._budget, "tokens": 0,
+                                             "exact": self.counter.exact, "tables": [],
+                                             "dropped": [], **self._window})
         if self.dataset.task == "sql":
             return self._sql_context(keys)
         return self._table_context(keys)
 
+    def _fit_to_window(self, query: Query) -> None:
+        """Sets this query's budget (and counter) from the generator's window, if any."""
+        from target_core.generators.prompts import build_messages
+
+        limit = self.limit(self.dataset.task) if self.limit is not None else None
+        if limit is None:
+            return
+        self.counter = limit.counter
+        bare = build_messages(self.dataset.task, query.query, "",
+                              no_context=self.generation.context == "none",
+                              today=query.meta.get("reference_date"))
+        overhead = sum(self.counter.count(m["content"]) for m in bare)
+        self._budget = max(0, min(self.generation.token_budget, limit.tokens - overhead))
+        self._window = {"window": limit.window, "reply_tokens": limit.reply_tokens,
+                        "window_source": limit.source}
+
     # --- QA and fact verification -----------------------------------------------------------
 
     def _table_context(self, keys: list[TableKey]) -> Context:
-        budget = self.generation.token_budget
+        budget = self._budget
         left, tables, texts, cuts, dropped = budget, [], [], [], []
         for key in keys:
             table = self.dataset.table_index.get(tuple(key))  # type: ignore[arg-type]
@@ -121,13 +167,14 @@ class ContextBuilder:
         return Context(mode=self.generation.context, tables=tuple(tables),
                        text="\n\n".join(texts),
                        cut={"budget": budget, "tokens": budget - left,
-                            "exact": self.counter.exact, "tables": cuts, "dropped": dropped})
+                            "exact": self.counter.exact, "tables": cuts, "dropped": dropped,
+                            **self._window})
 
     # --- text-to-SQL --------------------------------------------------------------------------
 
     def _sql_context(self, keys: list[TableKey]) -> Context:
         databases = list(dict.fromkeys(k[0] for k in keys if k[0] in self.dataset.databases))
-        budget = self.generation.token_budget
+        budget = self._budget
         left, shown, parts, dropped = budget, [], [], []
         only = {tuple(k) for k in keys} if self.generation.sql_schema == "tables" else None
         for database_id in databases:
@@ -154,7 +201,7 @@ class ContextBuilder:
                        cut={"budget": budget, "tokens": budget - left,
                             "exact": self.counter.exact,
                             "tables": [{"key": [t.database_id, t.name]} for t in shown],
-                            "dropped": dropped})
+                            "dropped": dropped, **self._window})
 
     def schema(self, database_id: str) -> tuple[SchemaTable, ...]:
         if database_id not in self._schemas:

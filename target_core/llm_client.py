@@ -1,0 +1,413 @@
+"""One client for OpenAI-compatible servers (OpenAI, vLLM, Ollama, llama.cpp): chat,
+embeddings, and what the server says about itself.
+
+Point it at a server with `LLMClient(base_url, api_key, timeout=..., retries=...)`; the
+generator and embedder build theirs from settings (OPENAI_BASE_URL, OPENAI_API_KEY,
+TARGET_OPENAI_TIMEOUT, TARGET_OPENAI_RETRIES) or from their own `base_url=` / `api_key=`
+arguments, so a caller (the `local:` models) can use its own port without touching the
+global settings.
+
+Requests go through the `openai` SDK with its retries off (`max_retries=0`); this module
+retries, and only what is transient: HTTP 429, 502, 503, 504 and a connection that was
+refused or timed out before the server accepted the request, waiting as `retry-after`
+(or `retry-after-ms`) says, else 0.5 s doubling up to 8 s. A request that timed out
+after the server accepted it is never sent again: a one-slot local server keeps
+computing an abandoned request, and a second copy would only queue behind it. Other
+errors are deterministic and fail at once. Messages keep the server's own words whole
+(the key scrubbed), say the status once, and count attempts only when there were more
+than one.
+
+What a server says about itself (`probe`, once per server and model per process):
+llama.cpp's `GET /props` (the context per slot `default_generation_settings.n_ctx`,
+`total_slots`) and `POST /tokenize` (exact counts), else the models list (`GET
+/v1/models`: vLLM's `max_model_len`, llama.cpp's `meta.n_ctx_train`), else OpenAI's known
+windows, else nothing (the caller's setting applies).
+
+Structured output is negotiated per server and model: strict `json_schema`, then
+`{"type": "json_object", "schema": ...}` (llama.cpp and llama-cpp-python take a schema
+there), then the prompt alone. A server that refuses a response_format answers 400, 422
+or, as llama-cpp-python does, 500 with a message naming it; that step is remembered for
+the process (`FORMATS`) and never retried.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from target_core.errors import ConfigError
+from target_core.openai_common import DEFAULT_BASE_URL, scrub, server_label
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+TRANSIENT = frozenset({429, 502, 503, 504})
+"""Statuses worth sending again: the server did not start on the request."""
+MAX_WAIT = 60.0
+"""The longest retry-after honoured, in seconds."""
+FORMAT_STEPS = ("json_schema", "json_object", "prompt")
+"""Structured-output steps, strictest first."""
+KNOWN_WINDOWS = {"gpt-4o": 128_000, "gpt-4o-mini": 128_000, "gpt-4.1": 1_047_576,
+                 "gpt-4.1-mini": 1_047_576, "gpt-4.1-nano": 1_047_576, "gpt-4-turbo": 128_000,
+                 "gpt-3.5-turbo": 16_385, "o3-mini": 200_000, "o4-mini": 200_000}
+"""Context windows of OpenAI's chat models (a dated snapshot takes its family's)."""
+_REJECTS_FORMAT = re.compile(r"response_format|json_schema|json_object|schema", re.I)
+_WINDOW_IN_MESSAGE = re.compile(
+    r"(?:context window of|maximum context length is|context size(?: is)?|n_ctx\W+)\s*(\d{3,})",
+    re.I)
+
+
+class CallFailed(Exception):
+    """A call that failed; the message is safe to show (no key) and whole."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class FormatRejected(CallFailed):
+    """The server refused the response_format (deterministic: step down, never retry)."""
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str
+    tokens_in: int | None
+    tokens_out: int | None
+    finish_reason: str | None = None
+    served_model: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """The server stopped at max_tokens (or the context's end)."""
+        return self.finish_reason == "length"
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What a server says about itself; None where it says nothing."""
+
+    context_window: int | None = None
+    """Tokens of one request (prompt + reply): llama.cpp's per-slot n_ctx."""
+    window_source: str = ""
+    slots: int | None = None
+    tokenize: bool = False
+    """llama.cpp's POST /tokenize answers (exact counts for its model)."""
+    batch: int | None = None
+    """llama.cpp's n_ubatch when /props reports it (the embedding input limit)."""
+    llama_cpp: bool = False
+    models: tuple[str, ...] = ()
+    """Ids the models list names."""
+
+
+def is_local(base_url: str) -> bool:
+    """The server runs on this machine (loopback)."""
+    host = urlsplit(base_url).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def is_openai(base_url: str) -> bool:
+    return (urlsplit(base_url).hostname or "") == "api.openai.com"
+
+
+def known_window(model: str) -> int | None:
+    """OpenAI's window for `model` or its dated snapshot (gpt-4o-mini-2024-07-18)."""
+    for name in sorted(KNOWN_WINDOWS, key=len, reverse=True):
+        if model == name or model.startswith(name + "-"):
+            return KNOWN_WINDOWS[name]
+    return None
+
+
+def same_model(asked: str, served: str | None) -> bool:
+    """The served id names the model asked for (OpenAI answers with a dated snapshot;
+    llama.cpp may answer with the file's path)."""
+    if not served:
+        return True
+    return served == asked or served.startswith(asked + "-") or served.endswith("/" + asked)
+
+
+_FORMATS: dict[tuple[str, str], int] = {}
+"""(server, model) -> index in FORMAT_STEPS of the strictest step the server accepts."""
+_INFO: dict[tuple[str, str], ServerInfo] = {}
+_LEARNED_WINDOWS: dict[tuple[str, str], int] = {}
+_STATE_LOCK = threading.Lock()
+
+
+class LLMClient:
+    """Requests to one OpenAI-compatible server (see the module docstring)."""
+
+    def __init__(self, base_url: str | None, api_key: str, *, timeout: float,
+                 retries: int) -> None:
+        from openai import OpenAI
+
+        if timeout <= 0 or retries < 0:
+            raise ValueError("timeout must be positive and retries non-negative")
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.timeout = timeout
+        self.retries = retries
+        self._key = api_key
+        self._sdk = OpenAI(api_key=api_key, base_url=self.base_url, max_retries=0,
+                           timeout=timeout)
+
+    @property
+    def server(self) -> str:
+        return server_label(self.base_url)
+
+    @property
+    def root(self) -> str:
+        """The server's root (llama.cpp's /props and /tokenize live there)."""
+        return re.sub(r"/v1$", "", self.base_url)
+
+    def scrub(self, text: object) -> str:
+        return scrub(text, self._key)
+
+    # --- chat ---------------------------------------------------------------------------
+
+    def chat(self, messages: Sequence[Mapping[str, str]], *, model: str, max_tokens: int,
+             response_format: Mapping[str, Any] | None = None) -> ChatReply:
+        """One chat completion at temperature 0. Raises CallFailed (FormatRejected when
+        the server refuses `response_format`) or ConfigError (a rejected key)."""
+        # OpenAI's newer models refuse max_tokens; other servers may not know the new name
+        limit = "max_completion_tokens" if is_openai(self.base_url) else "max_tokens"
+        options: dict[str, Any] = {"model": model, "temperature": 0, limit: max_tokens,
+                                   "messages": [dict(m) for m in messages]}
+        if response_format is not None:
+            options["response_format"] = dict(response_format)
+        where = f"{self.server} (model {model})"
+        response = self._send(lambda: self._sdk.chat.completions.create(**options), where,
+                              formats=response_format is not None, model=model)
+        try:
+            choice = response.choices[0]
+            content = choice.message.content
+        except (AttributeError, IndexError, TypeError):
+            raise CallFailed(f"malformed response from {where} (no choices)") from None
+        if not isinstance(content, str):
+            raise CallFailed(f"the reply from {where} has no text content")
+        usage = getattr(response, "usage", None)
+        served = getattr(response, "model", None)
+        return ChatReply(content, getattr(usage, "prompt_tokens", None),
+                         getattr(usage, "completion_tokens", None),
+                         getattr(choice, "finish_reason", None),
+                         served if isinstance(served, str) and served else None)
+
+    def embeddings(self, texts: list[str], *, model: str) -> Any:
+        """The raw embeddings response (the caller checks its shape)."""
+        return self._send(lambda: self._sdk.embeddings.create(
+            model=model, input=texts, encoding_format="float"),
+            f"{self.server} (model {model})", formats=False, model=model)
+
+    # --- retries ------------------------------------------------------------------------
+
+    def _send(self, request: Callable[[], T], where: str, *, formats: bool,
+              model: str) -> T:
+        import openai
+
+        attempt = 0
+        while True:
+            attempt += 1
+            again = attempt <= self.retries
+            tried = f" ({attempt} attempts)" if attempt > 1 else ""
+            try:
+                return request()
+            except openai.AuthenticationError:
+                raise ConfigError(f"{where} rejected the API key (HTTP 401); check "
+                                  "OPENAI_API_KEY") from None
+            except openai.APITimeoutError as exc:
+                if _cause(exc) == "ConnectTimeout" and again:
+                    self._wait(None, attempt)
+                    continue
+                raise CallFailed(
+                    f"no reply from {where} within {self.timeout:g} s (TARGET_OPENAI_TIMEOUT)"
+                    f"{tried}; not sent again, since the server may still be computing it")\
+                    from None
+            except openai.APIConnectionError as exc:
+                refused = _cause(exc) == "ConnectError"
+                if refused and again:
+                    self._wait(None, attempt)
+                    continue
+                reason = "connection refused" if refused else "the connection broke"
+                raise CallFailed(f"cannot connect to {where}: {reason}{tried}; check "
+                                 "OPENAI_BASE_URL and that the server is up") from None
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                if status in TRANSIENT and again:
+                    self._wait(exc.response.headers, attempt)
+                    continue
+                raw = _body_text(exc)
+                message = self.scrub(_server_message(exc, raw))
+                if formats and status in (400, 422, 500) and _REJECTS_FORMAT.search(raw):
+                    raise FormatRejected(f"HTTP {status} from {where}: {message}",
+                                         status=status, body=raw) from None
+                if status == 400 and (window := _window_in(raw)) is not None:
+                    learn_window(self.base_url, model, window)
+                raise CallFailed(f"HTTP {status} from {where}: {message}{tried}",
+                                 status=status, body=raw) from None
+            except (openai.APIError, ValueError) as exc:  # malformed JSON, unexpected shapes
+                raise CallFailed(f"malformed response from {where} "
+                                 f"({type(exc).__name__})") from None
+
+    def _wait(self, headers: Any, attempt: int) -> None:
+        time.sleep(retry_delay(headers, attempt))
+
+    # --- what the server says about itself ------------------------------------------------
+
+    def probe(self, model: str) -> ServerInfo:
+        """What the server reports (see the module docstring); asked once per process."""
+        key = (self.base_url, model)
+        with _STATE_LOCK:
+            if key in _INFO:
+                return _INFO[key]
+        info = self._probe(model)
+        with _STATE_LOCK:
+            _INFO.setdefault(key, info)
+            return _INFO[key]
+
+    def _probe(self, model: str) -> ServerInfo:
+        window, source, slots, batch, tokenize, llama = None, "", None, None, False, False
+        if not is_openai(self.base_url):
+            props = self._get_json(f"{self.root}/props")
+            settings = props.get("default_generation_settings") if props else None
+            if isinstance(settings, dict):
+                llama = True
+                window = _positive(settings.get("n_ctx"))
+                source = "the server's /props" if window else ""
+                slots = _positive(props.get("total_slots")) if props else None
+                batch = _positive(settings.get("n_ubatch") or (props or {}).get("n_ubatch"))
+                tokenize = self.tokenize("a") is not None
+        listed = self._get_json(f"{self.base_url}/models") or {}
+        entries = [e for e in listed.get("data") or [] if isinstance(e, dict)]
+        models = tuple(str(e.get("id")) for e in entries if e.get("id"))
+        if window is None:
+            mine = [e for e in entries if e.get("id") == model] or entries[:1]
+            for entry in mine:
+                meta = entry.get("meta")
+                window = _positive(entry.get("max_model_len")) or _positive(
+                    meta.get("n_ctx_train") if isinstance(meta, dict) else None)
+                if window:
+                    source = "the server's models list"
+                    break
+        if window is None and (window := known_window(model)):
+            source = "OpenAI's published window"
+        return ServerInfo(window, source, slots, tokenize, batch, llama, models)
+
+    def _get_json(self, url: str, body: Any = None) -> dict[str, Any] | None:
+        """A JSON object from the server (GET, or POST with `body`), or None for any
+        failure: these questions are optional, a server may not know them."""
+        from urllib.error import URLError
+        from urllib.request import Request, urlopen
+
+        data = None if body is None else json.dumps(body).encode()
+        request = Request(url, data=data, headers={"Authorization": f"Bearer {self._key}",
+                                                   "Content-Type": "application/json"})
+        try:
+            with urlopen(request, timeout=min(self.timeout, 10)) as response:  # noqa: S310
+                answer = json.loads(response.read())
+        except (URLError, OSError, ValueError):
+            return None
+        return answer if isinstance(answer, dict) else None
+
+    def tokenize(self, text: str) -> int | None:
+        """Tokens of `text` by llama.cpp's own tokenizer (POST /tokenize), or None."""
+        answer = self._get_json(f"{self.root}/tokenize", {"content": text})
+        tokens = answer.get("tokens") if answer else None
+        return len(tokens) if isinstance(tokens, list) else None
+
+
+# --- remembered per server and model ------------------------------------------------------
+
+def format_step(base_url: str, model: str) -> int:
+    """The strictest structured-output step (index in FORMAT_STEPS) not yet refused."""
+    with _STATE_LOCK:
+        return _FORMATS.get((base_url.rstrip("/"), model), 0)
+
+
+def refuse_format(base_url: str, model: str, step: int) -> None:
+    """Remember that the server refuses `step` (and so everything stricter)."""
+    with _STATE_LOCK:
+        key = (base_url.rstrip("/"), model)
+        _FORMATS[key] = max(_FORMATS.get(key, 0), step + 1)
+
+
+def learn_window(base_url: str, model: str, window: int) -> None:
+    """A window the server named in an error ("context window of 2048 tokens")."""
+    with _STATE_LOCK:
+        _LEARNED_WINDOWS[(base_url.rstrip("/"), model)] = window
+    log.warning("%s says the context window of %s is %d tokens; later prompts are fitted "
+                "to it", server_label(base_url), model, window)
+
+
+def learned_window(base_url: str, model: str) -> int | None:
+    with _STATE_LOCK:
+        return _LEARNED_WINDOWS.get((base_url.rstrip("/"), model))
+
+
+def response_format(step: int, schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What a request carries at `step`: the strict schema, json_object (with the schema
+    inside, as llama.cpp reads it), or nothing."""
+    name = FORMAT_STEPS[step]
+    if name == "json_schema" and schema is not None:
+        return {"type": "json_schema", "json_schema": dict(schema)}
+    if name in ("json_schema", "json_object"):
+        inner = schema.get("schema") if schema is not None else None
+        return {"type": "json_object", **({"schema": dict(inner)} if inner else {})}
+    return None
+
+
+def retry_delay(headers: Any, attempt: int) -> float:
+    """Seconds to wait before attempt `attempt` + 1: the server's retry-after(-ms) when it
+    gives one (at most MAX_WAIT), else 0.5 s doubling up to 8 s."""
+    if headers is not None:
+        for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+            value = headers.get(name)
+            try:
+                if value is not None:
+                    return min(MAX_WAIT, max(0.0, float(value) * scale))
+            except ValueError:
+                pass  # an HTTP date: use the backoff
+    return min(8.0, 0.5 * 2 ** (attempt - 1))
+
+
+def _cause(exc: BaseException) -> str:
+    """The class name of the transport error under an SDK error (httpx or httpx2)."""
+    return type(exc.__cause__).__name__ if exc.__cause__ is not None else ""
+
+
+def _body_text(exc: Any) -> str:
+    try:
+        return str(exc.response.text)
+    except Exception:  # noqa: BLE001 - a body that cannot be read is empty
+        return ""
+
+
+def _server_message(exc: Any, raw: str) -> str:
+    """The server's own message: error.message, message or detail of a JSON body, else
+    the body's text, else the SDK's."""
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            text = error.get("message") or error.get("detail") or body.get("detail")
+            if text:
+                return text if isinstance(text, str) else json.dumps(text)
+        elif isinstance(error, str) and error:
+            return error
+    return raw.strip() or str(exc.message)
+
+
+def _window_in(text: str) -> int | None:
+    found = _WINDOW_IN_MESSAGE.search(text)
+    return int(found.group(1)) if found else None
+
+
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
+        else None
