@@ -11,6 +11,8 @@ import pytest
 from target_core.metrics.retrieval import (
     QueryOutcome,
     aggregate_retrieval,
+    capped_gold_at_k,
+    capped_recall,
     db_hit_at_1,
     default_ks,
     gold_ranks,
@@ -190,10 +192,10 @@ def test_default_ks(top_k: int, ks: tuple[int, ...]) -> None:
 def test_per_query_metrics_row() -> None:
     row = per_query_metrics(outcome(RANKED, GOLD, database="db2"), default_ks(10))
     assert row == pytest.approx({
-        "recall@1": 0.0, "overlap@1": 0.0, "hit@1": 0.0,
-        "recall@3": 0.5, "overlap@3": 1.0, "hit@3": 1.0,
-        "recall@5": 1.0, "overlap@5": 2.0, "hit@5": 1.0,
-        "recall@10": 1.0, "overlap@10": 2.0, "hit@10": 1.0,
+        "recall@1": 0.0, "overlap@1": 0.0, "hit@1": 0.0, "capped_gold@1": 1.0,
+        "recall@3": 0.5, "overlap@3": 1.0, "hit@3": 1.0, "capped_gold@3": 2.0,
+        "recall@5": 1.0, "overlap@5": 2.0, "hit@5": 1.0, "capped_gold@5": 2.0,
+        "recall@10": 1.0, "overlap@10": 2.0, "hit@10": 1.0, "capped_gold@10": 2.0,
         "mrr": 0.5, "ndcg@10": (R2 + R5) / (1 + R2),
         "db_hit@1": 0.0,  # top table X is in db1, the query's database is db2
         "n_gold": 2.0,
@@ -238,7 +240,8 @@ def test_db_hit_at_1_is_reported_for_sql_only() -> None:
     # top tables G1 (db1 = db1: hit), X (db1 != db2: miss), Y (db2 != db1: miss) -> 1/3
     assert metrics["db_hit@1"] == pytest.approx(1 / 3)
     assert list(metrics) == metric_names((1,), task="sql")
-    assert list(metrics)[:4] == ["recall@1", "recall_micro@1", "hit@1", "mrr"]
+    assert list(metrics)[:5] == ["recall@1", "recall_micro@1", "capped_recall@1", "hit@1",
+                                 "mrr"]
 
 
 def test_aggregate_names_follow_design() -> None:
@@ -246,7 +249,9 @@ def test_aggregate_names_follow_design() -> None:
     assert names == [
         "recall@1", "recall@3", "recall@5", "recall@10", "recall@20",
         "recall_micro@1", "recall_micro@3", "recall_micro@5", "recall_micro@10",
-        "recall_micro@20", "hit@1", "hit@3", "hit@5", "hit@10", "hit@20", "mrr", "ndcg@10",
+        "recall_micro@20", "capped_recall@1", "capped_recall@3", "capped_recall@5",
+        "capped_recall@10", "capped_recall@20", "hit@1", "hit@3", "hit@5", "hit@10",
+        "hit@20", "mrr", "ndcg@10",
         "db_hit@1", "retrieval_ms_mean", "retrieval_ms_p50", "retrieval_ms_p95"]
 
 
@@ -258,6 +263,59 @@ def test_stored_rows_reaggregate_to_the_run_metrics() -> None:
         assert macro_average(r[name] for r in rows) == pytest.approx(metrics[name], abs=1e-12)
     assert micro_recall([r["overlap@3"] for r in rows],
                         [r["n_gold"] for r in rows]) == pytest.approx(metrics["recall_micro@3"])
+    for k in (1, 3):
+        assert capped_recall([r[f"overlap@{k}"] for r in rows],
+                             [r[f"capped_gold@{k}"] for r in rows]
+                             ) == pytest.approx(metrics[f"capped_recall@{k}"])
+
+
+def target_capped_recall(lists, golds) -> float:
+    """TARGET 0.1.3's loop (tasks/AbsTask.py `_update_retrieval_metrics`), restated."""
+    overlap = capped = 0
+    for retrieved, gold in zip(lists, golds, strict=True):
+        overlap += len(set(gold) & set(retrieved))
+        capped += min(len(set(gold)), len(retrieved))
+    return overlap / capped
+
+
+def test_capped_recall_hand_computed() -> None:
+    """qa: 3 gold, a 2-table list; qb: nothing retrieved; qc: 2 gold, a 4-table list.
+
+    k=1: overlaps 1 + 0 + 1 = 2 over capped min(3,1) + min(1,0) + min(2,1) = 2 -> 1.0
+         (recall_micro@1 = 2/6). k=3: overlaps 1 + 0 + 2 = 3 over min(3,2) + 0 +
+         min(2,3) = 4 -> 3/4 (recall_micro@3 = 3/6). k=5 counts the same lists: 3/4."""
+    lists = [[G1, X], [], [G2, G1, X, Y]]
+    golds = [(G1, G2, G3), (G2,), (G1, G2)]
+    pairs = list(zip(lists, golds, strict=True))
+    run = [outcome(r, g, query_id=f"q{i}") for i, (r, g) in enumerate(pairs)]
+    metrics = aggregate_retrieval(run, (1, 3, 5), task="qa")
+    assert metrics["capped_recall@1"] == 1.0 and metrics["recall_micro@1"] == 2 / 6
+    assert metrics["capped_recall@3"] == 3 / 4 and metrics["recall_micro@3"] == 3 / 6
+    assert metrics["capped_recall@5"] == 3 / 4
+    # TARGET's own rule on the lists it would have written at k = 1 and k = 3
+    for k in (1, 3):
+        assert metrics[f"capped_recall@{k}"] == target_capped_recall(
+            [r[:k] for r in lists], golds)
+    assert [capped_gold_at_k(len(g), len(r), 3) for r, g in pairs] == [2, 0, 2]
+    rows = [per_query_metrics(o, (3,)) for o in run]
+    assert [r["capped_gold@3"] for r in rows] == [2.0, 0.0, 2.0]
+
+
+def test_capped_recall_edges() -> None:
+    nothing = [outcome([], (G1,), query_id="a"), outcome([], (G2, G3), query_id="b")]
+    assert aggregate_retrieval(nothing, (1,), task="qa")["capped_recall@1"] == 0.0
+    assert capped_recall([0, 0], [0, 0]) == 0.0  # TARGET would divide by zero
+    # full lists and one gold table each: capped recall is micro recall
+    metrics = aggregate_retrieval(crafted_run(), (3,), task="qa")
+    assert metrics["capped_recall@3"] == metrics["recall_micro@3"] == 2 / 5
+    with pytest.raises(ValueError, match="2 overlaps but 1 capped"):
+        capped_recall([1, 0], [1])
+    with pytest.raises(ValueError, match="no queries"):
+        capped_recall([], [])
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        capped_gold_at_k(1, 1, 0)
+    with pytest.raises(ValueError, match="at least one gold table"):
+        capped_gold_at_k(0, 1, 1)
 
 
 def test_percentiles_interpolate_linearly() -> None:

@@ -14,6 +14,8 @@ Averages, spelled out (n queries, query q with gold set G_q):
 * micro: pooled over queries, each gold table weighing the same:
   recall_micro@k = Σ_q |G_q ∩ top-k_q| / Σ_q |G_q|, the number TARGET reports.
   The two differ only when queries have different numbers of gold tables.
+  capped_recall@k = Σ_q |G_q ∩ top-k_q| / Σ_q min(|G_q|, |top-k_q|), TARGET's
+  `capped_recall` (metrics.capped): micro too.
 
 Timing: `retrieval_ms_mean`, `retrieval_ms_p50`, `retrieval_ms_p95` over the queries'
 milliseconds; percentiles use numpy's default (linear interpolation between the two
@@ -30,6 +32,7 @@ from itertools import chain
 
 import numpy as np
 
+from target_core.metrics.capped import capped_gold_at_k, capped_recall
 from target_core.metrics.ranking import (
     GoldRanks,
     check_cutoff,
@@ -51,7 +54,8 @@ from target_core.metrics.ranking import (
 from target_core.types import TASKS, TableKey
 
 __all__ = [
-    "NDCG_K", "STANDARD_KS", "QueryOutcome", "aggregate_retrieval", "db_hit_at_1",
+    "NDCG_K", "STANDARD_KS", "QueryOutcome", "aggregate_retrieval", "capped_gold_at_k",
+    "capped_recall", "db_hit_at_1",
     "default_ks", "discount", "gold_ranks", "hit_at_k", "ideal_dcg", "latency_summary",
     "macro_average", "metric_names", "micro_recall", "ndcg_at_k", "overlap_at_k",
     "per_query_metrics", "recall_at_k", "recall_curve", "reciprocal_rank",
@@ -111,6 +115,7 @@ def metric_names(ks: Iterable[int], *, task: str, timed: bool = True) -> list[st
     ks = _cutoffs(ks)
     _check_task(task)
     names = [f"recall@{k}" for k in ks] + [f"recall_micro@{k}" for k in ks]
+    names += [f"capped_recall@{k}" for k in ks]
     names += [f"hit@{k}" for k in ks] + ["mrr", f"ndcg@{NDCG_K}"]
     if task == "sql":
         names.append("db_hit@1")
@@ -122,12 +127,13 @@ def metric_names(ks: Iterable[int], *, task: str, timed: bool = True) -> list[st
 def per_query_metrics(outcome: QueryOutcome, ks: Iterable[int]) -> dict[str, float]:
     """One query's metrics, as floats, for the run store.
 
-    Keys: `recall@k`, `overlap@k` (|gold ∩ top-k|) and `hit@k` for each k in `ks`;
-    `mrr` (this query's reciprocal rank), `ndcg@10`, `db_hit@1` and `n_gold` (|gold|).
-    The mean over queries of a key gives the aggregate of the same name (macro), and
-    Σ overlap@k / Σ n_gold gives recall_micro@k, so any subset of stored queries (one
-    difficulty level, say) can be re-aggregated. db_hit@1 is computed for every task;
-    `aggregate_retrieval` reports it for text-to-SQL only.
+    Keys: `recall@k`, `overlap@k` (|gold ∩ top-k|), `capped_gold@k` (min(|gold|,
+    |top-k|)) and `hit@k` for each k in `ks`; `mrr` (this query's reciprocal rank),
+    `ndcg@10`, `db_hit@1` and `n_gold` (|gold|). The mean over queries of a key gives
+    the aggregate of the same name (macro), Σ overlap@k / Σ n_gold gives
+    recall_micro@k and Σ overlap@k / Σ capped_gold@k capped_recall@k, so any subset of
+    stored queries (one difficulty level, say) can be re-aggregated. db_hit@1 is
+    computed for every task; `aggregate_retrieval` reports it for text-to-SQL only.
     """
     ranks, n_gold = outcome.gold_ranks, len(outcome.gold)
     row: dict[str, float] = {}
@@ -135,6 +141,7 @@ def per_query_metrics(outcome: QueryOutcome, ks: Iterable[int]) -> dict[str, flo
         overlap = overlap_of_ranks(ranks, k)
         row[f"recall@{k}"] = overlap / n_gold
         row[f"overlap@{k}"] = float(overlap)
+        row[f"capped_gold@{k}"] = float(capped_gold_at_k(n_gold, len(outcome.retrieved), k))
         row[f"hit@{k}"] = float(hit_of_ranks(ranks, k))
     row["mrr"] = reciprocal_rank_of_ranks(ranks)
     row[f"ndcg@{NDCG_K}"] = ndcg_of_ranks(ranks, NDCG_K)
@@ -148,8 +155,9 @@ def aggregate_retrieval(outcomes: Sequence[QueryOutcome], ks: Iterable[int], *,
     """The run's retrieval metrics under DESIGN.md's names, averaged over `outcomes`.
 
     For each k in `ks` (see `default_ks`): `recall@k` (macro), `recall_micro@k` (micro,
-    TARGET's number), `hit@k` (macro); then `mrr`, `ndcg@10` (macro), `db_hit@1` (macro,
-    only when task == "sql"), and `retrieval_ms_mean`/`_p50`/`_p95` when the outcomes
+    TARGET's number), `capped_recall@k` (micro, TARGET's capped recall), `hit@k`
+    (macro); then `mrr`, `ndcg@10` (macro), `db_hit@1` (macro, only when task ==
+    "sql"), and `retrieval_ms_mean`/`_p50`/`_p95` when the outcomes
     carry times (all of them: some with and some without -> ValueError).
     A k beyond the run's top_k is computed on the shorter list (recall cannot grow),
     which is why `default_ks` stops at top_k.
@@ -164,12 +172,19 @@ def aggregate_retrieval(outcomes: Sequence[QueryOutcome], ks: Iterable[int], *,
     overlap = np.add.reduceat((ranks[:, None] <= ks_array).astype(np.int64), starts, axis=0)
     recall_macro = (overlap / n_gold[:, None]).mean(axis=0)
     recall_micro = overlap.sum(axis=0) / n_gold.sum()
+    lengths = np.fromiter((len(o.retrieved) for o in outcomes), dtype=np.int64,
+                          count=len(outcomes))
+    capped = np.minimum(n_gold[:, None], np.minimum(lengths[:, None], ks_array)).sum(axis=0)
+    capped_micro = np.divide(overlap.sum(axis=0), capped, out=np.zeros(len(ks)),
+                             where=capped > 0)
     hit = (first[:, None] <= ks_array).mean(axis=0)
 
     metrics: dict[str, float] = {}
     metrics.update({f"recall@{k}": float(v) for k, v in zip(ks, recall_macro, strict=True)})
     metrics.update({f"recall_micro@{k}": float(v)
                     for k, v in zip(ks, recall_micro, strict=True)})
+    metrics.update({f"capped_recall@{k}": float(v)
+                    for k, v in zip(ks, capped_micro, strict=True)})
     metrics.update({f"hit@{k}": float(v) for k, v in zip(ks, hit, strict=True)})
     metrics["mrr"] = float((1.0 / first).mean())
     metrics[f"ndcg@{NDCG_K}"] = float(_ndcg(ranks, n_gold, starts, NDCG_K).mean())
