@@ -22,6 +22,7 @@ from target_core.datasets.hub_files import plain, read_records, split_files
 from target_core.datasets.target_hub import (
     HUB_DATASETS,
     fact_label,
+    hub_name_of_target,
     hub_spec,
     load_hub_dataset,
     load_hub_snapshot,
@@ -124,6 +125,13 @@ def test_registry_mirrors_target() -> None:
     assert HUB_DATASETS["hub:ottqa"].split == "validation"
     assert HUB_DATASETS["hub:bird"].sql_corpus_file == "bird-corpus-validation.json"
     assert HUB_DATASETS["hub:spider"].database_dir == "test_database"
+    # the repos and dataset names of TARGET 0.1.3's released loader
+    assert (HUB_DATASETS["hub:spider"].corpus_repo, HUB_DATASETS["hub:spider"].queries_repo
+            ) == ("target-benchmark/spider-corpus-test", "target-benchmark/spider-queries-test")
+    assert {n: hub_name_of_target(n) for n in ("fetaqa", "ottqa", "tabfact", "spider-test",
+                                               "bird-validation", "spider")} == {
+        "fetaqa": "hub:fetaqa", "ottqa": "hub:ottqa", "tabfact": "hub:tabfact",
+        "spider-test": "hub:spider", "bird-validation": "hub:bird", "spider": None}
     with pytest.raises(UnknownNameError, match="did you mean 'hub:fetaqa'"):
         hub_spec("hub:fetaq")
 
@@ -413,7 +421,7 @@ def black_hole() -> Iterator[str]:
 def test_black_hole_is_bounded_by_hub_timeout(tmp_path: Path, hf_home: Path,
                                               black_hole: str) -> None:
     elapsed = assert_unavailable("hub:spider", settings_for(black_hole, tmp_path),
-                                 hf_home / "hub", "target-benchmark/spider-corpus",
+                                 hf_home / "hub", "target-benchmark/spider-corpus-test",
                                  "could not be reached within 2 s")
     assert 1.5 <= elapsed < 10
 

@@ -53,7 +53,10 @@ class HubSpec:
     task: str
     description: str
     target_name: str = ""
-    """TARGET's dataset_name ("spider", "bird"): names the text-to-SQL corpus file."""
+    """TARGET's short name ("spider", "bird"): names the text-to-SQL corpus file."""
+    dataset_name: str = ""
+    """TARGET's `dataset_name` ("fetaqa", "spider-test"): what its results files and
+    results folders (`<dir>/<dataset_name>/<k>.jsonl`) call the dataset."""
 
     @property
     def sql_corpus_file(self) -> str:
@@ -64,21 +67,34 @@ class HubSpec:
         return f"{self.split}_database"
 
 
+# The repos of TARGET 0.1.3's released loader (dataset_loaders/TargetDatasetConfig.py).
 HUB_DATASETS: dict[str, HubSpec] = {spec.name: spec for spec in (
     HubSpec("hub:fetaqa", "target-benchmark/fetaqa-corpus", "target-benchmark/fetaqa-queries",
-            "test", "qa", "FeTaQA from TARGET: free-form answers over Wikipedia tables."),
+            "test", "qa", "FeTaQA from TARGET: free-form answers over Wikipedia tables.",
+            dataset_name="fetaqa"),
     HubSpec("hub:ottqa", "target-benchmark/ottqa-corpus", "target-benchmark/ottqa-queries",
-            "validation", "qa", "OTT-QA from TARGET: open-domain QA over Wikipedia tables."),
+            "validation", "qa", "OTT-QA from TARGET: open-domain QA over Wikipedia tables.",
+            dataset_name="ottqa"),
     HubSpec("hub:tabfact", "target-benchmark/tabfact-corpus", "target-benchmark/tabfact-queries",
-            "test", "fact", "TabFact from TARGET: statements to verify against tables."),
-    HubSpec("hub:spider", "target-benchmark/spider-corpus", "target-benchmark/spider-queries",
-            "test", "sql", "Spider test from TARGET: text-to-SQL over SQLite databases.",
-            target_name="spider"),
+            "test", "fact", "TabFact from TARGET: statements to verify against tables.",
+            dataset_name="tabfact"),
+    HubSpec("hub:spider", "target-benchmark/spider-corpus-test",
+            "target-benchmark/spider-queries-test", "test", "sql",
+            "Spider test from TARGET: text-to-SQL over SQLite databases.",
+            target_name="spider", dataset_name="spider-test"),
     HubSpec("hub:bird", "target-benchmark/bird-corpus-validation",
             "target-benchmark/bird-queries-validation", "validation", "sql",
             "BIRD validation from TARGET: text-to-SQL over large SQLite databases.",
-            target_name="bird"),
+            target_name="bird", dataset_name="bird-validation"),
 )}
+
+
+def hub_name_of_target(dataset_name: str) -> str | None:
+    """The hub dataset ("hub:spider") that TARGET calls `dataset_name` ("spider-test"),
+    or None when TARGET has no such dataset."""
+    return next((spec.name for spec in HUB_DATASETS.values()
+                 if spec.dataset_name == dataset_name), None)
+
 
 def hub_spec(name: str) -> HubSpec:
     """The spec for "hub:<name>" (the bare "<name>" is accepted too)."""
