@@ -128,6 +128,8 @@ class FakeOpenAI:
     served_model: str | None = None
     finish_reason: str = "stop"
     per_token_embeddings: bool = False
+    fail_message: str | None = None
+    """The message of "500" faults (default "Internal error (fake 500)")."""
     requests: list[Recorded] = field(default_factory=list)
     _faults: list[_Fault] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -287,8 +289,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return self._error(429, "Rate limit reached (fake)", "rate_limit_exceeded",
                                    fast_retry)
             if fault is not None and fault.kind in ("500", "502"):
-                return self._error(int(fault.kind), f"Internal error (fake {fault.kind})",
-                                   "server_error", fast_retry)
+                return self._error(int(fault.kind), (fault.kind == "500" and fake.fail_message)
+                                   or f"Internal error (fake {fault.kind})", "server_error",
+                                   fast_retry)
             if fault is not None and fault.kind == "503":
                 return self._error(503, "Loading model (fake)", "unavailable_error",
                                    {"retry-after": "0.2"})
