@@ -19,7 +19,8 @@ from target_core.engine.store import RunStore
 from target_core.errors import DatasetError
 from target_core.types import GenerationConfig, RunConfig
 
-RETRIEVAL_PREFIXES = ("recall", "hit@", "mrr", "ndcg", "db_hit", "retrieval_ms")
+RETRIEVAL_PREFIXES = ("recall", "capped_recall", "hit@", "mrr", "ndcg", "db_hit",
+                      "retrieval_ms")
 
 
 def downstream_of(metrics: dict[str, float]) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""Plain-text tables and the progress bar of the CLI."""
+"""Plain-text tables, the progress bar and the run summary of the CLI."""
 
 from __future__ import annotations
 
@@ -14,6 +14,13 @@ def format_rows(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
     return "\n".join(line.rstrip() for line in lines)
+
+
+def run_summary(record: Any) -> dict[str, Any]:
+    """The `run --json` object (DESIGN.md's contract)."""
+    return {"run_id": record.run_id, "dataset": record.config.dataset, "task": record.task,
+            "retriever": record.config.retriever, "config": record.config.to_dict(),
+            "n_queries": record.n_queries, "metrics": record.metrics}
 
 
 class ProgressBar:

@@ -18,7 +18,8 @@ from typing import Any
 
 from target_core.cli.analysis import ANALYSIS_COMMANDS, analysis_arguments
 from target_core.cli.benchgen import BENCHGEN_COMMANDS, benchgen_arguments
-from target_core.cli.format import ProgressBar, format_rows
+from target_core.cli.format import ProgressBar, format_rows, run_summary
+from target_core.cli.importing import IMPORT_COMMANDS, import_arguments
 from target_core.cli.jobs import JOB_COMMANDS, job_arguments, print_launch
 from target_core.config import load_settings
 from target_core.errors import TargetError
@@ -84,13 +85,6 @@ def _view(args: argparse.Namespace) -> Any:
     if args.format:
         view = view.with_(format=args.format)
     return view
-
-
-def run_summary(record: Any) -> dict[str, Any]:
-    """The `run --json` object (DESIGN.md's contract)."""
-    return {"run_id": record.run_id, "dataset": record.config.dataset, "task": record.task,
-            "retriever": record.config.retriever, "config": record.config.to_dict(),
-            "n_queries": record.n_queries, "metrics": record.metrics}
 
 
 def run_config(args: argparse.Namespace) -> Any:
@@ -283,20 +277,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_import(args: argparse.Namespace) -> int:
-    from target_core.engine.importer import import_target_results
-
-    record = import_target_results(args.path, settings=load_settings(args.workspace),
-                                   dataset=args.dataset, label=args.label,
-                                   downstream=args.downstream)
-    if args.json:
-        print(json.dumps(run_summary(record), indent=2))
-    else:
-        print(f"imported run {record.run_id}: {record.n_queries} queries on "
-              f"{record.config.dataset}")
-    return 0
-
-
 COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     "datasets": ("list datasets: name, task, tables, queries, databases", cmd_datasets),
     "retrievers": ("list retriever names with a one-line description", cmd_retrievers),
@@ -305,8 +285,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     "runs": ("list runs with their headline metrics", cmd_runs),
     "show": ("show one run: configuration and metrics (--queries: per query)", cmd_show),
     "export": ("write a run as TARGET JSONL, a TREC run + qrels, or CSV", cmd_export),
-    "import": ("store TARGET's retrieval and/or downstream results JSONL as a run",
-               cmd_import),
+    **IMPORT_COMMANDS,
     **JOB_COMMANDS,
     **ANALYSIS_COMMANDS,
     **BENCHGEN_COMMANDS,
@@ -378,14 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("run_id")
             command.add_argument("--format", required=True, choices=["target", "trec", "csv"])
             command.add_argument("--out", required=True, help="file to write")
-        elif name == "import":
-            command.add_argument("path", help="TARGET retrieval or downstream results "
-                                 "(JSON Lines)")
-            command.add_argument("--downstream", help="TARGET downstream results (JSON Lines) "
-                                 "of the same queries, added to the retrieval results")
-            command.add_argument("--dataset", help="dataset name or path (default: the "
-                                 "file's dataset_name)")
-            command.add_argument("--label", help="name of the imported retriever")
+        elif name in IMPORT_COMMANDS:
+            import_arguments(command)
         elif name in JOB_COMMANDS:
             job_arguments(name, command)
         elif name in ANALYSIS_COMMANDS:

@@ -1,0 +1,70 @@
+"""`import`: store results written by the TARGET library as runs (engine/importer.py).
+
+A file prints one run (`--json`: one object, as `run --json`); TARGET's results folder
+prints one line per file (`--json`: a list of those objects). Each warning of the
+library (a file holding only part of the dataset's queries, a top_k taken from the
+longest list) goes to stderr as `warning: ...`, whatever the output format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from target_core.cli.format import run_summary
+from target_core.config import load_settings
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from target_core.engine.importer import import_target
+    from target_core.metrics.retrieval import default_ks
+
+    imported = import_target(args.path, settings=load_settings(args.workspace),
+                             dataset=args.dataset, label=args.label,
+                             downstream=args.downstream, top_k=args.top_k,
+                             partial=args.partial)
+    for item in imported:
+        for warning in item.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        summaries = [run_summary(item.run) for item in imported]
+        print(json.dumps(summaries if Path(args.path).is_dir() else summaries[0], indent=2))
+        return 0
+    for item in imported:
+        record = item.run
+        k = default_ks(record.config.top_k)[-1]
+        scores = [f"{name} {record.metrics[name]:.4f}"
+                  for name in (f"recall@{k}", f"capped_recall@{k}") if name in record.metrics]
+        print(f"imported run {record.run_id}: {record.config.label} at k = "
+              f"{record.config.top_k} on {record.config.dataset}, {record.n_queries} "
+              f"queries" + (f"; {', '.join(scores)}" if scores else ""))
+    return 0
+
+
+IMPORT_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
+    "import": ("store TARGET's retrieval and/or downstream results (a JSONL file, or "
+               "TARGET's results folder <dir>/<dataset_name>/<k>.jsonl) as runs", cmd_import),
+}
+
+
+def import_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("path", help="TARGET retrieval or downstream results (JSON Lines), "
+                         "or TARGET's results folder (<dir>/<dataset_name>/<k>.jsonl)")
+    command.add_argument("--downstream", help="TARGET downstream results of the same "
+                         "queries (a file, or a folder like PATH), added to the retrieval "
+                         "results")
+    command.add_argument("--dataset", help="dataset name or path (default: the file's "
+                         "dataset_name; TARGET's names fetaqa, ottqa, tabfact, spider-test "
+                         "and bird-validation are its hub datasets unless a dataset here "
+                         "has that name)")
+    command.add_argument("--label", help="name of the imported retriever (default: the "
+                         "folder holding <dataset_name>/, else the file's name)")
+    command.add_argument("--top-k", type=int, help="the k the results were retrieved at "
+                         "(default: the file's name <k>.jsonl, else the longest list, with "
+                         "a warning)")
+    command.add_argument("--partial", action="store_true", help="when the downstream file "
+                         "holds other queries than the retrieval file, import only the "
+                         "queries both hold (default: refuse)")
