@@ -95,12 +95,18 @@ def chat_model(generator: str) -> str | None:
 
 
 def generation_cost(dataset: Dataset, generation: GenerationConfig, *, top_k: int,
-                    n_queries: int, model: str) -> ChatCostEstimate:
+                    n_queries: int, model: str, window: int | None = None
+                    ) -> ChatCostEstimate:
     """Tokens and price of answering `n_queries` queries: per query the prompt overhead
     plus the context (mean table tokens × context k for retrieved tables, the gold
-    tables' own tokens for the oracle, nothing for none), capped at the token budget,
-    plus an assumed reply. Text-to-SQL counts schemas instead of tables."""
+    tables' own tokens for the oracle, nothing for none), capped at the token budget and
+    at what the model's context window leaves after the reply's max tokens (`window`:
+    default OpenAI's known window for `model`, else TARGET_CONTEXT_WINDOW; the server
+    is not asked before a run), plus an assumed reply. Text-to-SQL counts schemas
+    instead of tables."""
+    from target_core.config import load_settings
     from target_core.generators.context import prompt_view
+    from target_core.llm_client import known_window
 
     counter = get_counter()
     k = generation.context_k or top_k
@@ -126,7 +132,11 @@ def generation_cost(dataset: Dataset, generation: GenerationConfig, *, top_k: in
             context = k * sum(tokens.values()) / max(1, len(tokens))
     if generation.context == "none":
         context = 0
-    per_query_in = PROMPT_OVERHEAD + min(context, generation.token_budget)
+    settings = load_settings()
+    window = window or known_window(model) or settings.context_window
+    reply_limit = settings.max_tokens.get(dataset.task, OUTPUT_TOKENS.get(dataset.task, 60))
+    per_query_in = min(PROMPT_OVERHEAD + min(context, generation.token_budget),
+                       max(0, window - reply_limit))
     tokens_in = int(per_query_in * n_queries)
     tokens_out = OUTPUT_TOKENS.get(dataset.task, 60) * n_queries
     return ChatCostEstimate(model, n_queries, tokens_in, tokens_out,

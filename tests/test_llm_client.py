@@ -268,3 +268,15 @@ def test_a_query_is_embedded_once(tmp_path: Path, fake_openai: FakeOpenAI) -> No
     first = made.embed(["which lake?"], kind="query")
     again = made.embed(["which lake?"], kind="query")
     assert (first == again).all() and len(fake_openai.embedding_requests()) == 1
+
+
+def test_cost_estimate_promises_no_more_than_the_window() -> None:
+    from target_core.costs import generation_cost
+
+    dataset = big_dataset()  # its one table is thousands of tokens
+    config = GenerationConfig("openai:local-model", context="oracle")
+    capped = generation_cost(dataset, config, top_k=1, n_queries=1, model="local-model",
+                             window=1000)
+    assert capped.tokens_in == 1000 - 256  # the window less the QA reply's max tokens
+    wide = generation_cost(dataset, config, top_k=1, n_queries=1, model="gpt-4o-mini")
+    assert wide.tokens_in > 1000  # 128k: the token budget is the cap
