@@ -206,3 +206,198 @@ def test_missing_file_is_a_one_line_error(tmp_path: Path, capsys) -> None:
     code = main(["import", str(tmp_path / "nope.jsonl"), "--workspace", str(tmp_path / "ws")])
     err = capsys.readouterr().err
     assert code == 2 and "nope.jsonl: file not found" in err and len(err.splitlines()) == 1
+
+
+# --- TARGET's results folder: <dir>/<dataset_name>/<k>.jsonl -------------------------------
+
+def target_line(dataset: str, query_id, pairs) -> str:
+    """One line as TARGET's pydantic models write it (`model_dump_json`: no spaces)."""
+    return json.dumps({"dataset_name": dataset, "query_id": query_id,
+                       "retrieval_results": [list(p) for p in pairs]},
+                      separators=(",", ":")) + "\n"
+
+
+def target_recalls(lists: dict[str, list], gold: dict[str, tuple]) -> tuple[float, float]:
+    """TARGET 0.1.3's recall and capped_recall (tasks/AbsTask.py), restated."""
+    overlap = total = capped = 0
+    for query_id, retrieved in lists.items():
+        golds = set(gold[query_id])
+        overlap += len(golds & {tuple(p) for p in retrieved})
+        total += len(golds)
+        capped += min(len(golds), len(retrieved))
+    return overlap / total, overlap / capped
+
+
+@pytest.fixture(scope="module")
+def target_dir(runs, tmp_path_factory):
+    """bm25's demo-qa lists written as TARGET's evaluator would at k = 5 and 10, under
+    <root>/mine/demo-qa/<k>.jsonl, and answers at k = 10 under <root>/answers/."""
+    _, store, out = runs
+    run, _ = out["demo-qa"]
+    root = tmp_path_factory.mktemp("target-results")
+    lists = {r.query_id: [k for k, _ in r.ranked] for r in store.iter_results(run.run_id)}
+    answers = {r.query_id: r.generation["answer"] for r in store.iter_results(run.run_id)}
+    for k in (5, 10):
+        folder = root / "mine" / "demo-qa"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{k}.jsonl").write_text("".join(
+            target_line("demo-qa", q, keys[:k]) for q, keys in lists.items()))
+    down = root / "answers" / "demo-qa"
+    down.mkdir(parents=True)
+    (down / "10.jsonl").write_text("".join(json.dumps(
+        {"dataset_name": "demo-qa", "query_id": q, "generated_results": a},
+        separators=(",", ":")) + "\n" for q, a in answers.items()))
+    return root, lists
+
+
+def test_a_target_results_folder_imports_one_run_per_file(runs, target_dir) -> None:
+    from target_core.engine.importer import import_target
+
+    settings, store, _ = runs
+    root, lists = target_dir
+    imported = import_target(str(root / "mine"), settings=settings, store=store,
+                             downstream=str(root / "answers"))
+    assert [(i.run.config.retriever, i.run.config.top_k) for i in imported] == [
+        ("imported:mine", 5), ("imported:mine", 10)]
+    assert all(i.warnings == () for i in imported)
+    five, ten = (i.run for i in imported)
+    assert five.config.generation is None
+    assert ten.config.generation.generator == "imported:mine"
+    assert ten.metrics["sacrebleu"] > 0
+    gold = {q.query_id: q.gold for q in _demo(settings, "demo-qa").queries}
+    for run, k in ((five, 5), (ten, 10)):
+        recall, capped = target_recalls({q: keys[:k] for q, keys in lists.items()}, gold)
+        assert run.metrics[f"recall_micro@{k}"] == recall  # bit for bit, as TARGET's
+        assert run.metrics[f"capped_recall@{k}"] == capped
+    # one dataset's folder imports the same way
+    alone = import_target(str(root / "mine" / "demo-qa"), settings=settings, store=store)
+    assert [i.run.config.label for i in alone] == ["imported:mine", "imported:mine"]
+
+
+def test_cli_imports_a_target_results_folder_in_one_command(runs, target_dir,
+                                                            capsys) -> None:
+    settings, _, _ = runs
+    root, _ = target_dir
+    code = main(["import", str(root / "mine"), "--downstream", str(root / "answers"),
+                 "--label", "bm25-target", "--workspace", str(settings.workspace), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summaries = json.loads(captured.out)
+    assert [(s["retriever"], s["config"]["top_k"]) for s in summaries] == [
+        ("imported:bm25-target", 5), ("imported:bm25-target", 10)]
+    assert "capped_recall@10" in summaries[1]["metrics"] and captured.err == ""
+    code = main(["import", str(root / "mine"), "--workspace", str(settings.workspace)])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0 and len(lines) == 2
+    assert "imported:mine at k = 5 on demo-qa, 260 queries; recall@5 " in lines[0]
+    assert "capped_recall@5" in lines[0]
+
+
+def _demo(settings, name: str):
+    from target_core.datasets import load_dataset
+
+    return load_dataset(name, settings)
+
+
+def test_a_folder_without_target_files_says_what_it_expects(settings, tmp_path: Path
+                                                            ) -> None:
+    from target_core.engine.importer import import_target
+
+    (tmp_path / "empty" / "demo-qa").mkdir(parents=True)
+    with pytest.raises(DatasetError, match=r"no <dataset_name>/<k>.jsonl files"):
+        import_target(str(tmp_path / "empty"), settings=settings)
+
+
+# --- top_k ----------------------------------------------------------------------------------
+
+def test_top_k_is_given_not_guessed(settings, tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text(target_line("demo-qa", "qa-0001", [("wiki", "a"), ("wiki", "b")])
+                    + target_line("demo-qa", "qa-0002", [("wiki", "c")]))
+    run = import_target_results(str(path), settings=settings, top_k=5)
+    assert run.config.top_k == 5 and "recall@5" in run.metrics
+    from target_core.engine.importer import import_file
+
+    guessed = import_file(str(path), settings=settings, label="guess")
+    assert guessed.run.config.top_k == 2
+    assert any("took top_k = 2 from the longest list; pass --top-k" in w
+               for w in guessed.warnings)
+    with pytest.raises(DatasetError, match="lists 2 tables, more than top_k = 1") as info:
+        import_target_results(str(path), settings=settings, top_k=1)
+    assert info.value.line == 1
+
+
+# --- partial files ----------------------------------------------------------------------------
+
+def test_a_downstream_file_missing_queries_is_refused_unless_partial(runs, tmp_path: Path,
+                                                                      capsys) -> None:
+    settings, store, out = runs
+    _, (retrieval, downstream) = out["demo-qa"]
+    five = tmp_path / "five.jsonl"
+    five.write_text("".join(downstream.read_text().splitlines(keepends=True)[:5]))
+    with pytest.raises(DatasetError, match=r"answers 5 queries, 5 of the 260 in .*--partial"):
+        import_target_results(str(retrieval), settings=settings, downstream=str(five),
+                              store=store)
+    from target_core.engine.importer import import_file
+
+    imported = import_file(str(retrieval), settings=settings, downstream=str(five),
+                           store=store, partial=True, label="five")
+    assert imported.run.n_queries == imported.run.n_done == 5
+    assert any("imported the 5 both hold" in w for w in imported.warnings)
+    assert any("holds 5 of the 260 queries of demo-qa" in w for w in imported.warnings)
+    # the CLI says so on stderr, loudly, and the downstream file alone is a 5-query run
+    code = main(["import", str(five), "--workspace", str(settings.workspace)])
+    err = capsys.readouterr().err
+    assert code == 0 and "warning: " in err and "5 of the 260 queries" in err
+
+
+# --- TARGET's dataset names -------------------------------------------------------------------
+
+def test_target_dataset_names_resolve_to_a_dataset_here_or_its_hub_dataset(
+        settings, tmp_path: Path, monkeypatch) -> None:
+    import target_core.engine.importer as importer
+    from target_core.engine.importer import resolve_target_dataset
+
+    # a dataset here named like TARGET's wins
+    folder = settings.workspace / "datasets" / "fetaqa"
+    folder.mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(json.dumps(
+        {"database_id": "0", "table_id": "t", "table": [["a"], ["1"]]}) + "\n")
+    (folder / "queries.jsonl").write_text(json.dumps(
+        {"query_id": "1", "query": "q?", "answer": "1", "table_id": "t",
+         "database_id": "0"}) + "\n")
+    assert resolve_target_dataset("fetaqa", settings, source="x").source == str(folder)
+    # else TARGET's name is its hub dataset (spider-test is hub:spider)
+    asked = []
+    demo = _demo(settings, "demo-sql")
+    monkeypatch.setattr(importer, "load_dataset",
+                        lambda name, _settings: asked.append(name) or demo)
+    assert resolve_target_dataset("spider-test", settings, source="x") is demo
+    assert asked == ["hub:spider"]
+    with pytest.raises(DatasetError, match="pass --dataset with its name or folder") as info:
+        resolve_target_dataset("my-own-set", settings, source="results.jsonl")
+    assert "spider-test" in str(info.value) and info.value.path == "results.jsonl"
+
+
+def test_an_unreachable_hub_dataset_says_which_dataset_to_pass(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    import socket
+
+    from target_core.errors import DatasetUnavailableError
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws"),
+                                      "HF_ENDPOINT": f"http://127.0.0.1:{port}",
+                                      "TARGET_HUB_TIMEOUT": "2"})
+    path = tmp_path / "tabfact" / "10.jsonl"
+    path.parent.mkdir()
+    path.write_text(target_line("tabfact", 0, [("0", "t")]))
+    with pytest.raises(DatasetUnavailableError) as info:
+        import_target_results(str(path), settings=settings)
+    message = str(info.value)
+    assert "TARGET's 'tabfact', which is hub:tabfact here" in message
+    assert "Pass --dataset" in message and str(path) in message
