@@ -137,10 +137,12 @@ def _result(qid: str, position: int, rank: int | None, **extra: float) -> QueryR
 
 
 def _add_run(store: RunStore, retriever: str, ranks: dict[str, int | None], *,
-             dataset: str = "demo-qa", top_k: int = 10, **per_query: list[float]) -> str:
+             dataset: str = "demo-qa", top_k: int = 10, fingerprint: str | None = None,
+             **per_query: list[float]) -> str:
+    """A complete run; its dataset's content is `fingerprint`, by default one per name."""
     run, _ = store.start_run(RunConfig(dataset, retriever, top_k=top_k),
-                             dataset_fingerprint="x", task="qa", n_queries=len(ranks),
-                             versions={})
+                             dataset_fingerprint=fingerprint or f"content-of-{dataset}",
+                             task="qa", n_queries=len(ranks), versions={})
     results = [_result(q, i, r, **{m: v[i] for m, v in per_query.items()})
                for i, (q, r) in enumerate(ranks.items())]
     store.save_results(run.run_id, results)
@@ -227,6 +229,30 @@ def test_compare_refuses_bad_input(tmp_path: Path) -> None:
     disjoint = _add_run(store, "no-context", {"z1": 1})
     with pytest.raises(TargetError, match="no query in common"):
         compare_runs(store, [a, disjoint])
+    changed = _add_run(store, "tfidf", OTHER, fingerprint="new-content")  # same name
+    with pytest.raises(TargetError, match="content changed.*content new-cont"):
+        compare_runs(store, [a, changed])
+
+
+def test_runs_by_path_and_by_name_of_one_dataset_compare(tmp_path: Path) -> None:
+    """A dataset is its content: a run started with the folder's path and one started
+    with the name are listed together on the Compare page, under the name."""
+    from target_core.views.compare import compare_choices
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    stale = _add_run(store, "bm25", BASE, fingerprint="older")  # the name, older data
+    by_name = _add_run(store, "bm25", BASE, fingerprint="same")
+    by_path = _add_run(store, "tfidf", OTHER, dataset="data/demo/demo-qa",
+                       fingerprint="same")
+    result = compare_runs(store, [by_path, by_name])
+    assert result.dataset == "demo-qa" and result.n_queries == 5
+    choices = compare_choices(store)
+    assert {name: [r.run_id for r in runs] for name, runs in choices.by_dataset.items()} == {
+        "demo-qa": [by_path, by_name], "demo-qa (older)": [stale]}
+    assert choices.eligible == ["demo-qa"]
+    assert choices.dataset_of([by_path]) == "demo-qa"
+    labels = choices.labels("demo-qa")
+    assert "· data/demo/demo-qa ·" in labels[by_path] and "data/" not in labels[by_name]
 
 
 # --- CLI end to end ------------------------------------------------------------------------

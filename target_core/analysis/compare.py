@@ -1,5 +1,8 @@
 """Paired comparison of two or more runs on the same dataset, query by query.
 
+A dataset is its content (the fingerprint stored with each run), not the string a run
+was started with: runs made with a folder path and with the dataset's name compare.
+
 The first run is the baseline; every other run is compared with it on the queries
 present in all runs. Win/tie/loss are counted from the other run's side (a win: the
 other run scores higher on that query than the baseline). Binary metrics (hit@k,
@@ -25,7 +28,7 @@ from target_core.engine.store import QueryScore, RunRecord, RunStore
 from target_core.errors import TargetError
 
 __all__ = ["FlippedQuery", "MetricTest", "PairComparison", "RunComparison", "RunSummary",
-           "compare_runs"]
+           "compare_runs", "dataset_label"]
 
 HIT_CUTOFFS = (1, 3, 5, 10)
 BINARY_DOWNSTREAM = ("execution_match", "fact_correct")
@@ -111,6 +114,13 @@ class RunComparison:
 
 
 
+def dataset_label(runs: Sequence[RunRecord]) -> str:
+    """What to call the dataset of `runs` (one fingerprint): the first dataset string
+    that is a name rather than a folder path, else the first."""
+    names = [r.config.dataset for r in runs]
+    return next((n for n in names if "/" not in n and "\\" not in n), names[0])
+
+
 def _choose_k(runs: Sequence[RunRecord], k: int | None) -> int:
     min_k = min(r.config.top_k for r in runs)
     if k is None:
@@ -152,16 +162,17 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], *, k: int | None = Non
 
     k defaults to the largest of 1, 3, 5, 10 not above the smallest top_k of the runs.
     Raises CompareError for fewer than two runs, a run listed twice, runs on different
-    datasets (by name or content), or no query in common.
+    data (by content: one dataset by path and by name is the same), or no query in
+    common.
     """
     if len(run_ids) < 2:
         raise CompareError("compare needs at least two runs")
     if len(set(run_ids)) != len(run_ids):
         raise CompareError("a run is listed twice: " + ", ".join(run_ids))
     runs = [store.get_run(r) for r in run_ids]
-    datasets = {(r.config.dataset, r.dataset_fingerprint) for r in runs}
-    if len(datasets) > 1:
-        listed = ", ".join(f"{r.run_id} on {r.config.dataset}" for r in runs)
+    if len({r.dataset_fingerprint for r in runs}) > 1:
+        listed = ", ".join(f"{r.run_id} on {r.config.dataset} (content "
+                           f"{r.dataset_fingerprint[:8]})" for r in runs)
         raise CompareError(f"runs are not on the same dataset (or its content changed): "
                            f"{listed}")
     k = _choose_k(runs, k)
@@ -212,7 +223,7 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], *, k: int | None = Non
             warning=detectable(len(query_ids), hit_test.losses, hit_test.wins)))
     if len(runs) > 2:
         pairs = _with_holm(pairs)
-    return RunComparison(dataset=runs[0].config.dataset, k=k, n_queries=len(query_ids),
+    return RunComparison(dataset=dataset_label(runs), k=k, n_queries=len(query_ids),
                          runs=summaries, pairs=pairs)
 
 

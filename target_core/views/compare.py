@@ -1,6 +1,9 @@
 """The Compare page's read model: which runs can be compared (complete runs of one
 dataset), the shared cutoffs, and one comparison with its per-query outcomes, names and
-flipped-query tables with links to each run's Query page."""
+flipped-query tables with links to each run's Query page.
+
+Runs are grouped by their dataset's content (fingerprint), so runs made with a folder
+path and with the dataset's name are listed together, under the name."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from target_core.analysis.compare import RunComparison, compare_runs
+from target_core.analysis.compare import RunComparison, compare_runs, dataset_label
 from target_core.analysis.figures import run_names
 from target_core.analysis.report import flipped_table
 from target_core.analysis.significance import outcomes_frame
@@ -21,7 +24,9 @@ from target_core.views.links import query_link
 
 @dataclass(frozen=True)
 class CompareChoices:
-    """Complete runs by dataset (newest first), for the pickers."""
+    """Complete runs by dataset (newest first), for the pickers: one entry per dataset
+    content, under its name (`dataset_label`); an older content of a name is
+    "NAME (FINGERPRINT)"."""
 
     by_dataset: dict[str, list[RunRecord]]
 
@@ -35,12 +40,16 @@ class CompareChoices:
                      if r.run_id == run_id), None)
 
     def dataset_of(self, run_ids: Sequence[str]) -> str | None:
-        """The dataset of the first of `run_ids` that is a complete run."""
-        return next((run.config.dataset for r in run_ids if (run := self.run(r))), None)
+        """The dataset (its key here) of the first of `run_ids` that is a complete run."""
+        return next((name for r in run_ids for name, runs in self.by_dataset.items()
+                     if any(run.run_id == r for run in runs)), None)
 
     def labels(self, dataset: str) -> dict[str, str]:
+        """run_id -> its picker label; a run started with another spelling of the
+        dataset (a folder path) says so."""
         return {r.run_id: f"{r.config.label} · {r.config.view.label} · k={r.config.top_k} "
-                          f"· {r.run_id}" for r in self.by_dataset.get(dataset, [])}
+                          + (f"· {r.config.dataset} " if r.config.dataset != dataset else "")
+                          + f"· {r.run_id}" for r in self.by_dataset.get(dataset, [])}
 
     def default_runs(self, dataset: str) -> list[str]:
         """The two newest runs, the older one first (the baseline)."""
@@ -63,9 +72,13 @@ class CompareChoices:
 
 
 def compare_choices(store: RunStore) -> CompareChoices:
-    by_dataset: dict[str, list[RunRecord]] = {}
+    by_content: dict[str, list[RunRecord]] = {}
     for record in store.list_runs(status="complete"):  # newest first
-        by_dataset.setdefault(record.config.dataset, []).append(record)
+        by_content.setdefault(record.dataset_fingerprint, []).append(record)
+    by_dataset: dict[str, list[RunRecord]] = {}
+    for fingerprint, runs in by_content.items():  # the newest content keeps the name
+        name = dataset_label(runs)
+        by_dataset[name if name not in by_dataset else f"{name} ({fingerprint[:8]})"] = runs
     return CompareChoices(by_dataset)
 
 
