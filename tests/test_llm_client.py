@@ -23,7 +23,7 @@ from target_core.generators.openai_chat import PROMPT_MARGIN, OpenAIGenerator
 from target_core.generators.prompts import SQL_RESPONSE_SCHEMA, build_messages
 from target_core.llm_client import retry_delay
 from target_core.tokens import get_counter
-from target_core.types import Dataset, GenerationConfig, Query, Table, TableView
+from target_core.types import Dataset, GenerationConfig, Query, RunConfig, Table, TableView
 
 try:
     from fake_openai import FakeOpenAI, fake_tokens, llama_cpp_props
@@ -280,3 +280,19 @@ def test_cost_estimate_promises_no_more_than_the_window() -> None:
     assert capped.tokens_in == 1000 - 256  # the window less the QA reply's max tokens
     wide = generation_cost(dataset, config, top_k=1, n_queries=1, model="gpt-4o-mini")
     assert wide.tokens_in > 1000  # 128k: the token budget is the cap
+
+
+def test_a_run_shows_which_model_answered(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    """The model the server answered with is stored with each generation and summed up
+    for the run (`show`): a server that serves another model than asked is visible."""
+    from target_core.engine.runner import run_retrieval
+    from target_core.engine.store import RunStore
+
+    fake_openai.served_model = "other-model"
+    settings = load_settings(tmp_path / "ws", environ={
+        "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": fake_openai.base_url})
+    run = run_retrieval(RunConfig("demo-qa", "bm25", limit=4,
+                                  generation=GenerationConfig("openai:test-model")),
+                        settings=settings).run
+    assert RunStore.in_workspace(settings.workspace).served_models(run.run_id) == {
+        "other-model": 4}

@@ -228,6 +228,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     store = RunStore.in_workspace(load_settings(args.workspace).workspace)
     record = store.get_run(args.run_id)
     data = record.to_dict()
+    if record.config.generation is not None:  # which model answered, by the replies
+        data["served_models"] = store.served_models(record.run_id)
     k = record.config.top_k if args.k is None else args.k
     if not 1 <= k <= record.config.top_k:
         raise ConfigError(f"--k {k} must be between 1 and the run's top_k "
@@ -249,6 +251,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if record.error:
         print(f"{'error':<12} {record.error}")
     print(f"{'view':<12} {record.config.view.label} (top_k {record.config.top_k})")
+    if served := data.get("served_models"):
+        print(f"{'answered by':<12} " + ", ".join(f"{m} ({n})" for m, n in served.items()))
     for name, value in record.metrics.items():
         print(f"  {name:<20} {value:.4f}")
     if args.queries:
