@@ -476,3 +476,52 @@ def test_slow_download_says_the_hub_answered(tmp_path: Path, hf_home: Path,
                                  hf_home / "hub", "answered but the download did not finish "
                                  "within 2 s", "TARGET_HUB_TIMEOUT")
     assert elapsed < 10
+
+
+# --- TARGET's text-to-SQL layout as a folder: the gold SQL in `answer` ----------------------
+
+
+def _sql_folder(root: Path, meta: dict[str, Any] | None = None,
+                answer: str = "SELECT name FROM singer WHERE age > 30") -> Path:
+    from conftest import make_sqlite, query_record, table_record, write_jsonl
+
+    root.mkdir()
+    make_sqlite(root / "databases" / "concert" / "concert.sqlite", [
+        "CREATE TABLE singer (name TEXT, age INTEGER)",
+        "INSERT INTO singer VALUES ('Ann', 41), ('Bo', 22)"])
+    write_jsonl(root / "corpus.jsonl", [table_record(
+        "singer", [["name", "age"], ["Ann", 41], ["Bo", 22]], database_id="concert")])
+    write_jsonl(root / "queries.jsonl", [  # TARGET's shape: no `sql` field
+        query_record("0", "singer", database_id="concert") | {"answer": answer},
+        query_record("1", "singer", database_id="concert")
+        | {"answer": "with old as (select * from singer) select count(*) from old"}])
+    if meta is not None:
+        (root / "dataset.json").write_text(json.dumps(meta))
+    return root
+
+
+def test_a_target_layout_sql_folder_loads_as_text_to_sql(tmp_path: Path) -> None:
+    from target_core.datasets.folder import load_folder
+
+    dataset = load_folder(_sql_folder(tmp_path / "spider-like"))
+    assert dataset.task == "sql"
+    assert [q.sql for q in dataset.queries] == [q.answer for q in dataset.queries]
+    assert dataset.queries[0].sql == "SELECT name FROM singer WHERE age > 30"
+    # a declared task takes any answer as the SQL; answers that are not SQL stay QA
+    declared = load_folder(_sql_folder(tmp_path / "declared", {"task": "sql"},
+                                       answer="  select 1"))
+    assert declared.task == "sql" and declared.queries[0].sql == "  select 1"
+    prose = load_folder(_sql_folder(tmp_path / "prose", answer="Ann is over 30."))
+    assert prose.task == "qa" and all(q.sql is None for q in prose.queries)
+
+
+def test_a_target_layout_sql_folder_runs_sql_generation(tmp_path: Path) -> None:
+    from target_core.engine.runner import run_retrieval
+    from target_core.types import GenerationConfig, RunConfig
+
+    folder = _sql_folder(tmp_path / "spider-like")
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws")})
+    run = run_retrieval(RunConfig(str(folder), "bm25", top_k=1,
+                                  generation=GenerationConfig("heuristic")),
+                        settings=settings).run
+    assert run.task == "sql" and "execution_accuracy" in run.metrics

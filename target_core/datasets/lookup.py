@@ -37,6 +37,7 @@ from target_core.datasets.records import (
     check_task,
     parse_query,
     parse_table,
+    sql_from_answers,
 )
 from target_core.types import Dataset, Query, Table, TableKey, TableLookup
 
@@ -151,6 +152,7 @@ def lookup_folder(path: Path, name: str, workspace: Path) -> DatasetLookup | Non
     queries, wheres = check_queries(
         ((w, parse_query(r, w)) for w, r in iter_jsonl(inside(path / QUERIES_FILE, path))),
         tables, str(path / QUERIES_FILE))
+    queries = sql_from_answers(queries, meta.get("task"), bool(databases))
     task = check_task(meta.get("task"), queries, databases, path / "databases", wheres, {},
                       str(path))
     return DatasetLookup(name=name, task=task, queries=tuple(queries), table_index=tables,

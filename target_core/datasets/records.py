@@ -8,9 +8,10 @@ at all: nothing is built until every record has passed.
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 from collections.abc import Container, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,24 @@ def parse_query(record: Any, where: Where) -> Query:
     return Query(query_id, text, answer, gold, database_id, sql, label, difficulty or None, meta)
 
 
+_SQL_START = re.compile(r"\s*(select|with)\b", re.IGNORECASE)
+
+
+def sql_from_answers(queries: list[Query], task: str | None, has_databases: bool
+                     ) -> list[Query]:
+    """TARGET's text-to-SQL layout keeps the gold SQL in `answer`, with no `sql` field:
+    there, each query without `sql` takes its answer as its gold SQL. That layout is a
+    folder with databases whose task is "sql", or is not given and every such answer
+    reads as SQL (starts with SELECT or WITH). Anything else is returned unchanged."""
+    lacking = [q for q in queries if q.sql is None]
+    if task not in (None, "sql") or not has_databases or not lacking:
+        return queries
+    if not all(isinstance(q.answer, str) and q.answer.strip()
+               and (task == "sql" or _SQL_START.match(q.answer)) for q in lacking):
+        return queries
+    return [replace(q, sql=q.answer) if q.sql is None else q for q in queries]
+
+
 def infer_task(queries: Iterable[Query], has_databases: bool) -> Task:
     """sql if there are databases and queries carry sql; fact if they carry labels; else qa."""
     queries = list(queries)
@@ -174,6 +193,7 @@ def assemble(
         raise DatasetError("the corpus is empty: it holds no tables", path=corpus_source)
 
     query_list, seen_ids = check_queries(queries, seen, queries_source)
+    query_list = sql_from_answers(query_list, task, bool(databases))
     task = check_task(task, query_list, databases, database_dir, seen_ids, seen, source)
     return Dataset(name=name, task=task, tables=tuple(table_list), queries=tuple(query_list),
                    databases=databases, description=description, license=license,
