@@ -5,7 +5,9 @@ embeds nothing. Embedding goes in chunks that are stored as they finish: a run k
 while embedding resumes where it stopped; progress comes from the embedder within a
 chunk (MiniLM: every batch, at most 64 tables).
 
-Per query: the question is embedded once, Chroma gives the top k, and gold-rank
+Per query: the question is embedded once, Chroma gives the top k (and one more: when
+the cut splits texts of equal score, every text is scored exactly and ties go to the
+lower index, so a smaller k always gives a prefix of a larger k's list), and gold-rank
 scoring of a missed query (score_all) reuses that vector against every stored vector,
 with BLAS on one thread so that no OpenBLAS worker is left spinning against the next
 query's embedding and search (benchmarks/dense_speed.py).
@@ -22,7 +24,13 @@ import numpy as np
 from target_core.config import Settings
 from target_core.embeddings.base import Embedder, blas_threads
 from target_core.progress import Progress, no_progress
-from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError, Retriever
+from target_core.retrievers.base import (
+    Hits,
+    IndexInfo,
+    NotIndexedError,
+    Retriever,
+    top_k_hits,
+)
 from target_core.vectorstore import VectorStore, collection_name
 
 EMBED_CHUNK = 256
@@ -107,10 +115,18 @@ class DenseRetriever(Retriever):
         collection = self._require()
         vectors = self.embedder.embed(list(queries), kind="query")
         self._last_vectors = dict(zip(queries, np.asarray(vectors), strict=True))
-        found = self.store.query(collection, vectors, top_k, size=self._n)
-        # Chroma's HNSW breaks exact ties arbitrarily; re-sort so ties go to the lower index
-        return [sorted(((int(i), s) for i, s in hits), key=lambda h: (-h[1], h[0]))
-                for hits in found]
+        # One more than asked shows whether the cut falls inside a group of equal scores.
+        found = self.store.query(collection, vectors, top_k + 1, size=self._n)
+        results = []
+        for query, hits in zip(queries, found, strict=True):
+            # Chroma's HNSW breaks exact ties arbitrarily; ties go to the lower index
+            ranked = sorted(((int(i), s) for i, s in hits), key=lambda h: (-h[1], h[0]))
+            if 0 < top_k < len(ranked) and ranked[top_k][1] == ranked[top_k - 1][1]:
+                # which of the tied texts made the cut was Chroma's choice: score them all,
+                # so the top 5 is always the first 5 of the top 10
+                ranked = top_k_hits(self.score_all(query), top_k)
+            results.append(ranked[:top_k])
+        return results
 
     def score_all(self, query: str) -> np.ndarray:
         """Exact cosine of the query with every stored text (vectors are normalized); a
