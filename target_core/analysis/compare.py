@@ -24,7 +24,8 @@ from target_core.analysis.stats import (
     mcnemar_exact,
     paired_randomization,
 )
-from target_core.engine.store import QueryScore, RunRecord, RunStore
+from target_core.engine.results import QueryScore
+from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import TargetError
 
 __all__ = ["FlippedQuery", "MetricTest", "PairComparison", "RunComparison", "RunSummary",

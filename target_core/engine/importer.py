@@ -29,8 +29,9 @@ from typing import Any
 
 from target_core.config import Settings
 from target_core.datasets import load_dataset
+from target_core.engine.results import QueryResult
 from target_core.engine.runner import package_versions, run_metrics
-from target_core.engine.store import QueryResult, RunRecord, RunStore
+from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import (
     DatasetError,
     DatasetUnavailableError,
