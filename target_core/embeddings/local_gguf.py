@@ -8,9 +8,9 @@ protocol end to end (tests, trying a dense pipeline offline), not retrieval qual
 The server (generators.llama_server, embeddings on, mean pooling) starts on `load` or
 the first `embed`, never when the embedder is built, so naming the spec costs nothing;
 then the OpenAI embeddings client (openai_embedder.OpenAIEmbedder) talks to it.
-llama.cpp embeds an input in one batch of at most a slot's context
-(TARGET_LOCAL_CONTEXT) of the model's own tokens; texts are cut to half of that in
-tiktoken's count, since a model's tokenizer may split digits and names finer.
+llama.cpp embeds an input in one batch, which this server makes as large as a slot's
+context (TARGET_LOCAL_CONTEXT); texts are cut to that, counted by the model's own
+tokenizer (the server's /tokenize).
 The fingerprint names the file's content, not the server's port, so a Chroma collection
 is reused across processes.
 """
@@ -27,9 +27,11 @@ from target_core.config import Settings
 from target_core.embeddings.base import Kind
 from target_core.embeddings.openai_embedder import OpenAIEmbedder
 from target_core.generators.llama_server import ServerOptions, resolve_model, serve
-from target_core.generators.local_llm import local_settings
+from target_core.generators.local_llm import LOCAL_API_KEY
 from target_core.progress import Progress, no_progress
 
+SPECIAL_TOKENS = 8
+"""Room the server's own additions to an input (BOS, EOS) may take in a batch."""
 BATCH_SIZE = 16
 """Texts per request: a request is answered whole, so it must fit the client's timeout."""
 
@@ -43,7 +45,7 @@ class LocalEmbedder:
         self.model = resolve_model(name)  # a missing wheel or file raises here
         self.spec = f"local/{self.model.name}"
         self.options = ServerOptions.from_settings(settings, embeddings=True)
-        self.max_tokens = max(1, self.options.context // 2)
+        self.max_tokens = max(1, self.options.context - SPECIAL_TOKENS)
         self.dimension = 0
         """Known after `load`: the model's embedding length."""
         self.last_truncated = 0
@@ -79,8 +81,9 @@ class LocalEmbedder:
         with self._lock:
             if self._client is None:
                 server = serve(self.model, self.options)
-                client = OpenAIEmbedder(local_settings(self._settings, server),
-                                        self.model.alias, max_tokens=self.max_tokens,
+                client = OpenAIEmbedder(self._settings, self.model.alias,
+                                        base_url=server.base_url, api_key=LOCAL_API_KEY,
+                                        max_tokens=self.max_tokens,
                                         batch_size=BATCH_SIZE,
                                         request_tokens=self.options.context * BATCH_SIZE)
                 client.embed(["dimension probe"], kind="document")

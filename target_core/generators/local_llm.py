@@ -13,35 +13,25 @@ OpenAI-compatible server gets. Nothing is billed: costs.py prices no `local:` sp
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from target_core.config import Settings
 from target_core.generators.cache import ResponseCache
-from target_core.generators.llama_server import (
-    LlamaServer,
-    ServerOptions,
-    resolve_model,
-    serve,
-)
+from target_core.generators.llama_server import ServerOptions, resolve_model, serve
 from target_core.generators.openai_chat import OpenAIGenerator
 
 LOCAL_API_KEY = "local"
-"""llama.cpp's server is started without keys and accepts any; the client needs one."""
-
-
-def local_settings(settings: Settings, server: LlamaServer) -> Settings:
-    """`settings` with the OpenAI server set to `server` (never the user's key)."""
-    return replace(settings, openai_base_url=server.base_url, openai_api_key=LOCAL_API_KEY)
+"""llama.cpp's server is started without keys and accepts any; the client needs one.
+The user's OPENAI_API_KEY is never sent to a local server."""
 
 
 def local_generator(name: str, settings: Settings, *,
                     cache: ResponseCache | None = None) -> OpenAIGenerator:
     """The OpenAI client on the local server for `name` (a bundled model or a .gguf
-    path), starting that server if this process has not yet."""
+    path), starting that server if this process has not yet. Requests in flight follow
+    the server's slots (TARGET_LOCAL_SLOTS), as for any llama.cpp server."""
     model = resolve_model(name)
     server = serve(model, ServerOptions.from_settings(settings))
-    generator = OpenAIGenerator(local_settings(settings, server), model.alias, cache=cache,
-                                concurrency=server.options.slots)
+    generator = OpenAIGenerator(settings, model.alias, cache=cache, base_url=server.base_url,
+                                api_key=LOCAL_API_KEY)
     generator.spec = f"local:{model.name}"
     generator.label = model.label
     return generator
