@@ -90,6 +90,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("sql_row_cap", "TARGET_SQL_ROW_CAP", "1000000",
             "Rows a SQL result may hold when a run is scored; results are compared whole, "
             "and a larger one is marked `not_comparable` (never compared by its prefix)."),
+    Setting("ves_repeats", "TARGET_VES_REPEATS", "10",
+            "Times each execution-correct text-to-SQL prediction and its gold query are "
+            "timed for VES (BIRD's script: 100); outliers beyond mean ± 3σ are dropped."),
     Setting("max_jobs", "TARGET_MAX_JOBS", "2",
             "Launched runs (jobs) that work at once; more wait in the queue."),
     Setting("local_context", "TARGET_LOCAL_CONTEXT", "4096",
@@ -133,6 +136,7 @@ class Settings:
     local_slots: int = 2
     local_threads: int | None = None
     max_failed_generations: float = 0.5
+    ves_repeats: int = 10
 
     def __repr__(self) -> str:  # keeps the API key out of logs and tracebacks
         key = "set" if self.openai_api_key else "unset"
@@ -225,4 +229,5 @@ def load_settings(workspace: str | Path | None = None,
         local_threads=(int(_number(by_name["local_threads"], env, int))
                        if _raw(by_name["local_threads"], env) is not None else None),
         max_failed_generations=_share(by_name["max_failed_generations"], env),
+        ves_repeats=int(_number(by_name["ves_repeats"], env, int)),
     )

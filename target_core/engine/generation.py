@@ -4,7 +4,8 @@
 within the token budget), asks the generator, and evaluates the answer against the
 dataset's reference: text-to-SQL answers are executed read-only and compared with the
 gold query's result, then judged by seed 002's hierarchical rule against the query's
-readings (`target_core.sql.interpretations`). It returns what is stored on the query
+readings (`target_core.sql.interpretations`); an execution-correct prediction is timed
+against the gold query for VES (`target_core.metrics.ves`). It returns what is stored on the query
 (the generation record) and its per-query metrics. `downstream_outcome` turns a stored
 record back into what the aggregate metrics need, so a resumed run scores exactly like a
 fresh one.
@@ -24,6 +25,7 @@ from target_core.generators.prompts import build_messages
 from target_core.metrics.downstream import DownstreamOutcome, per_query_downstream
 from target_core.metrics.facts import FACT_LABELS, gold_label, map_prediction
 from target_core.metrics.tasks import reference_of
+from target_core.metrics.ves import VesTiming, ves_of_timing
 from target_core.sql.execute import SqlLimits
 from target_core.tokens import TokenCounter
 from target_core.types import Dataset, GenerationConfig, Query, TableKey, TableView
@@ -69,11 +71,19 @@ class Evaluator:
     """Scores a generation against the dataset's reference (executing SQL read-only);
     thread-safe. Also used for answers imported from the TARGET library."""
 
-    def __init__(self, dataset: Dataset, limits: SqlLimits | None = None) -> None:
+    def __init__(self, dataset: Dataset, limits: SqlLimits | None = None, *,
+                 ves_repeats: int | None = None) -> None:
+        """`ves_repeats`: timings per correct prediction for VES (None: the
+        TARGET_VES_REPEATS setting)."""
         from target_core.sql.interpretations import ExpandedTruth
 
         self.dataset = dataset
         self.limits = limits or SqlLimits()
+        if ves_repeats is None:
+            from target_core.config import load_settings
+
+            ves_repeats = load_settings().ves_repeats
+        self.ves_repeats = ves_repeats
         self.truth = ExpandedTruth(dataset, self.limits)
 
     def evaluate(self, query: Query, generation: Generation, context: Context, *,
@@ -132,11 +142,36 @@ class Evaluator:
                   "gold": gold.to_dict(max_rows=SHOWN_ROWS),
                   "pred": None if pred is None else pred.to_dict(max_rows=SHOWN_ROWS),
                   "comparison": None if comparison is None else comparison.to_dict(),
-                  "interpretation": interpretation.to_dict()}
+                  "interpretation": interpretation.to_dict(),
+                  "ves": self._ves(query, gold_sql, generation, chosen,
+                                   correct=flags["execution_match"]).to_dict()}
         if written and chosen not in self.dataset.databases:
             record["pred_error"] = (f"database '{chosen}' is not part of this dataset"
                                     if chosen else "no database was chosen or retrieved")
         return record
+
+    def _ves(self, query: Query, gold_sql: str, generation: Generation, chosen: str | None,
+             *, correct: bool) -> VesTiming:
+        """Time an execution-correct prediction against its gold query (BIRD's VES);
+        anything else scores 0 untimed, and so does a correct one whose timing fails."""
+        from functools import partial
+
+        from target_core.sql.timing import SqlTimingError, query_seconds, time_pair
+
+        if not correct or generation.error or chosen is None:
+            return VesTiming(score=0.0, reward=0.0)
+        databases = self.dataset.databases
+        try:
+            timing = time_pair(
+                partial(query_seconds, databases[query.database_id], gold_sql,
+                        limits=self.limits),
+                partial(query_seconds, databases[chosen], generation.answer,
+                        limits=self.limits),
+                repeats=self.ves_repeats)
+        except SqlTimingError as error:
+            return VesTiming(score=0.0, reward=0.0, repeats=self.ves_repeats,
+                             error=f"timing failed: {error}")
+        return ves_of_timing(timing.gold_s, timing.pred_s)
 
 
 def downstream_outcome(query: Query, record: dict[str, Any], task: str) -> DownstreamOutcome:
@@ -145,5 +180,6 @@ def downstream_outcome(query: Query, record: dict[str, Any], task: str) -> Downs
     return DownstreamOutcome(
         query_id=query.query_id, task=task, difficulty=query.difficulty,
         prediction=str(record.get("answer") or ""), reference=reference_of(query, task),
-        sql_flags=sql.get("flags"), ms=record.get("ms"), failed=bool(record.get("error")),
+        sql_flags=sql.get("flags"), ves=(sql.get("ves") or {}).get("score"),
+        ms=record.get("ms"), failed=bool(record.get("error")),
         cached=bool(record.get("cached")))

@@ -13,7 +13,8 @@ Averages, spelled out (n outcomes):
 * Fact verification: accuracy, and sklearn's support-weighted and macro averages over
   labels (see `metrics.facts.fact_scores`).
 * Text-to-SQL: each rate is the macro mean of a 0/1 per-query flag, e.g.
-  execution_accuracy = (1/n) Σ_q execution_match_q.
+  execution_accuracy = (1/n) Σ_q execution_match_q; `ves` likewise the macro mean of
+  the per-query ves_q = 100 · R_q (`metrics.ves`, BIRD's VES), when every outcome has one.
 
 A failed generation (`failed=True`) stays in every denominator and scores as wrong:
 an empty answer for BLEU/ROUGE, Not Enough Information for fact verification, no flag
@@ -34,6 +35,7 @@ import numpy as np
 from target_core.metrics.answers import answer_text, corpus_bleu, rouge_l, sentence_bleu
 from target_core.metrics.facts import fact_correct, fact_scores, gold_label, map_prediction
 from target_core.metrics.tasks import ANSWER_TASKS
+from target_core.metrics.ves import ves as ves_mean
 
 __all__ = [
     "DIFFICULTY_ORDER", "SQL_FLAGS", "SQL_METRICS", "TASK_METRICS",
@@ -61,7 +63,8 @@ TASK_METRICS: dict[str, tuple[str, ...]] = {
     "sql": tuple(SQL_METRICS.values()),
 }
 """Each task's quality metrics, in `aggregate_downstream`'s order; these (not latency or
-error counts) are also reported per difficulty as `<name>/<difficulty>`."""
+error counts) are also reported per difficulty as `<name>/<difficulty>`. Text-to-SQL adds
+`ves` after them when its outcomes carry VES timings."""
 
 DIFFICULTY_ORDER: tuple[str, ...] = ("easy", "medium", "hard", "extra")
 """Spider's levels, reported in this order before any other difficulty value."""
@@ -79,6 +82,8 @@ class DownstreamOutcome:
       gold SQL (kept for display; scoring uses `sql_flags`).
     * `sql_flags`: sql only, the checker's verdicts keyed by names in `SQL_FLAGS`; a
       missing key (or None) counts as False.
+    * `ves`: sql only, ves_q = 100 · R_q (`metrics.ves`), or None when the run was
+      scored before VES existed (a failed outcome counts 0).
     * `ms`: generation latency in milliseconds, or None when unknown.
     * `failed`: the generator call failed; `prediction` must then be "" and the
       query scores as wrong on every metric.
@@ -95,6 +100,7 @@ class DownstreamOutcome:
     reference: Any
     sql_flags: Mapping[str, bool] | None = None
     ms: float | None = None
+    ves: float | None = None
     failed: bool = False
     cached: bool = False
 
@@ -138,7 +144,8 @@ def per_query_downstream(outcome: DownstreamOutcome) -> dict[str, float]:
       the prediction against `answer_text(reference)`.
     * fact: `fact_correct` (1.0 / 0.0) and `fact_pred`, the predicted label
       (1.0 True, 0.0 False, -1.0 Not Enough Information).
-    * sql: each flag of `SQL_FLAGS` as 1.0 / 0.0 (missing -> 0.0).
+    * sql: each flag of `SQL_FLAGS` as 1.0 / 0.0 (missing -> 0.0), and `ves`
+      (ves_q, 0-100+) when the outcome has one.
 
     A failed outcome scores 0.0 everywhere, with fact_pred -1.0 (also when the gold is
     NEI: a failure is never correct). The mean of `rouge_l`, `fact_correct` or a SQL
@@ -158,7 +165,11 @@ def per_query_downstream(outcome: DownstreamOutcome) -> dict[str, float]:
         pred = map_prediction(outcome.prediction)
         return {"fact_correct": fact_correct(gold_label(outcome.reference), pred),
                 "fact_pred": float(pred)}
-    return {name: float(value) for name, value in _sql_flags(outcome).items()}
+    values = {name: float(value) for name, value in _sql_flags(outcome).items()}
+    score = _ves(outcome)
+    if score is not None:
+        values["ves"] = score
+    return values
 
 
 def aggregate_downstream(outcomes: Sequence[DownstreamOutcome], task: str) -> dict[str, float]:
@@ -173,7 +184,9 @@ def aggregate_downstream(outcomes: Sequence[DownstreamOutcome], task: str) -> di
       empty text. Caveat: against a gold NEI that prediction counts as correct here,
       while its per-query `fact_correct` is 0.0 (TabFact has no NEI gold).
     * sql: `execution_accuracy`, `execution_accuracy_strict`, `alt_interpretation_rate`,
-      `exact_set_match`: means of the per-query flags (failed: all 0).
+      `exact_set_match`: means of the per-query flags (failed: all 0); `ves`, the mean
+      of ves_q, when every outcome has one, a failed one counting 0 (runs scored before
+      VES have none; a subset of failed outcomes alone has none either).
     * every task: `generation_ms_p50`, `generation_ms_p90` over the real calls, the
       outcomes whose ms is known and whose reply did not come from the cache (omitted
       when there is none; numpy's linear interpolation), `generation_cached` (replies
@@ -248,8 +261,19 @@ def _task_metrics(outcomes: Sequence[DownstreamOutcome], task: str) -> dict[str,
         preds = [-1 if o.failed else map_prediction(o.prediction) for o in outcomes]
         return fact_scores(golds, preds)
     flags = [_sql_flags(o) for o in outcomes]
-    return {metric: float(np.mean([f[flag] for f in flags]))
-            for flag, metric in SQL_METRICS.items()}
+    metrics = {metric: float(np.mean([f[flag] for f in flags]))
+               for flag, metric in SQL_METRICS.items()}
+    scores = [_ves(o) for o in outcomes]
+    if all(score is not None for score in scores) and any(o.ves is not None
+                                                          for o in outcomes):
+        metrics["ves"] = ves_mean([s for s in scores if s is not None])
+    return metrics
+
+
+def _ves(outcome: DownstreamOutcome) -> float | None:
+    if outcome.failed:
+        return 0.0
+    return None if outcome.ves is None else float(outcome.ves)
 
 
 def _sql_flags(outcome: DownstreamOutcome) -> dict[str, bool]:
