@@ -111,6 +111,8 @@ def _sql(view: AnswerView) -> None:
     for finding in sql.findings:
         st.markdown(f"- {plain(finding)}")
     st.caption(COMPARISON_RULE)
+    if sql.efficiency:
+        st.caption(plain(sql.efficiency))
     if sql.counts and (sql.only_gold is not None or sql.only_pred is not None):
         counts = sql.counts
         st.markdown(f"**Execution diff**: {counts['n_shared']} shared rows, "

@@ -7,8 +7,9 @@ The first run is the baseline; every other run is compared with it on the querie
 present in all runs. Win/tie/loss are counted from the other run's side (a win: the
 other run scores higher on that query than the baseline). Binary metrics (hit@k,
 execution_match, fact_correct) get the exact McNemar test; graded ones (reciprocal
-rank `mrr`, sentence_bleu) the paired sign-flip randomization test. With more than
-two runs, the p-values of one metric over all pairs form a family adjusted by Holm.
+rank `mrr`, sentence_bleu, VES's per-query `ves`) the paired sign-flip randomization
+test. With more than two runs, the p-values of one metric over all pairs form a family
+adjusted by Holm.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ __all__ = ["FlippedQuery", "MetricTest", "PairComparison", "RunComparison", "Run
 
 HIT_CUTOFFS = (1, 3, 5, 10)
 BINARY_DOWNSTREAM = ("execution_match", "fact_correct")
-GRADED_DOWNSTREAM = ("sentence_bleu",)
+GRADED_DOWNSTREAM = ("sentence_bleu", "ves")
 
 
 class CompareError(TargetError):

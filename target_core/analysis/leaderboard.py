@@ -7,11 +7,12 @@ cutoff (R@10 for QA and fact verification, R@1 for text-to-SQL, as the paper rep
 and the mean retrieval time per query (in milliseconds: the paper's seconds round most
 lexical retrievers to 0.001). Runs with
 a generator add the downstream column of their task: SB (corpus sacreBLEU) for QA,
-P / R / F1 (weighted, as TARGET) for fact verification, EX (execution accuracy) for
-text-to-SQL; their row names the generator (and the context when it is not the
-retrieved tables). A no-context run has no retrieval columns. When a configuration was
-run more than once, the newest complete run counts; a failed run (its generations failed:
-engine.runner) is never ranked, whatever its numbers.
+P / R / F1 (weighted, as TARGET) for fact verification, EX (execution accuracy) and
+VES (BIRD's valid efficiency score, not in the paper's Table 2) for text-to-SQL; their
+row names the generator (and the context when it is not the retrieved tables). A
+no-context run has no retrieval columns. When a configuration was run more than once,
+the newest complete run counts; a failed run (its generations failed: engine.runner) is
+never ranked, whatever its numbers.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
                 recall_metrics[(run.config.dataset, name)] = metric
         if "retrieval_ms_mean" in run.metrics and not no_retrieval(run):
             row[(run.config.dataset, "ms")] = run.metrics["retrieval_ms_mean"]
-        for column, metric in task_rules(run.task).table2_answers:
+        rules = task_rules(run.task)
+        for column, metric in (*rules.table2_answers, *rules.answer_extras):
             if run.config.generation is not None and metric in run.metrics:
                 row[(run.config.dataset, column)] = run.metrics[metric]
         links[(run.config.dataset, *rows[run.run_id])] = run.run_id
@@ -121,7 +123,8 @@ def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
     table = pd.DataFrame.from_dict(cells, orient="index")
     table.index = pd.MultiIndex.from_tuples(table.index, names=["retriever", "variant"])
     table.columns = pd.MultiIndex.from_tuples(column_pairs(table), names=["dataset", "metric"])
-    order = ["R@1", "R@1 tables", "R@3", "R@5", "R@10", "ms", "SB", "P", "R", "F1", "EX"]
+    order = ["R@1", "R@1 tables", "R@3", "R@5", "R@10", "ms", "SB", "P", "R", "F1", "EX",
+             "VES"]
     columns = sorted(column_pairs(table), key=lambda c: (c[0], order.index(c[1])
                                                          if c[1] in order else 99, c[1]))
     table = table[columns]

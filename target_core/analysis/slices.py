@@ -36,12 +36,13 @@ MISSING = "(none)"
 """The slice of queries that lack the field (or hold null in it)."""
 
 ANSWER_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
-    "sql": (("EX", "execution_match"), ("EM", "exact_set_match")),
+    "sql": (("EX", "execution_match"), ("EM", "exact_set_match"), ("VES", "ves")),
     "fact": (("Acc", "fact_correct"),),
     "qa": (("BLEU", "sentence_bleu"),),
 }
 """Per task, the per-query answer scores shown per slice: (column, per-query metric).
-Text-to-SQL's are GTR-T's Figure 5; QA's is the mean sentence BLEU (0-100)."""
+Text-to-SQL's are GTR-T's Figure 5 and BIRD's VES (0-100+, the slice's mean of
+100 · R_q); QA's is the mean sentence BLEU (0-100)."""
 
 _COLORS = ("#2563eb", "#f97316", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#ca8a04")
 _SCALARS = (str, int, float, bool)

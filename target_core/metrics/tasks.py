@@ -53,6 +53,10 @@ class TaskRules:
     """Tables whose context the generator gets when the run does not say (None: the
     run's k). Text-to-SQL: 1, the paper's setting (the schema of the top table's
     database)."""
+    answer_extras: tuple[tuple[str, str], ...] = ()
+    """Answer metrics shown beside the headline wherever it shows, though not in the
+    paper's Table 2: (column, metric), the same name run-level and per query.
+    Text-to-SQL: BIRD's VES (`metrics.ves`)."""
 
 
 RULES: dict[str, TaskRules] = {r.task: r for r in (
@@ -61,7 +65,8 @@ RULES: dict[str, TaskRules] = {r.task: r for r in (
     TaskRules("fact", "fact_f1", "F1", "fact_correct", "fact_correct", 10,
               (("P", "fact_precision"), ("R", "fact_recall"), ("F1", "fact_f1"))),
     TaskRules("sql", "execution_accuracy", "EX", "execution_match", "execution_match", 1,
-              (("EX", "execution_accuracy"),), database_level=True, default_context_k=1),
+              (("EX", "execution_accuracy"),), database_level=True, default_context_k=1,
+              answer_extras=(("VES", "ves"),)),
     TaskRules("retrieval", None, "", None, None, 10, ()),
 )}
 

@@ -66,6 +66,9 @@ class SqlView:
     interpretation: str = ""
     """That verdict in one sentence (target_core.sql.interpretations), "" when none is
     known (a record stored before verdicts were, and not an alternative)."""
+    efficiency: str = ""
+    """The query's VES in one sentence: R, both mean times and the repeats; "" for a
+    record stored before VES was timed."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,22 @@ def _sql_view(query: Query, record: dict[str, Any]) -> SqlView:
         only_gold=_frame({"rows": diff.get("only_gold")}, gold_columns) if diff else None,
         only_pred=_frame({"rows": diff.get("only_pred")}, pred_columns) if diff else None,
         counts={k: int(diff.get(k, 0)) for k in ("n_only_gold", "n_only_pred", "n_shared")},
-        findings=tuple(findings), **_interpretation(sql))
+        findings=tuple(findings), efficiency=efficiency_note(sql.get("ves")),
+        **_interpretation(sql))
+
+
+def efficiency_note(ves: dict[str, Any] | None) -> str:
+    """One query's VES (target_core.metrics.ves) in words, from its stored timing."""
+    if not ves:
+        return ""
+    if ves.get("error"):
+        return f"VES 0: the prediction is right, but {ves['error']}."
+    if not ves.get("repeats"):
+        return "VES 0: only an execution-correct prediction is timed (BIRD's VES)."
+    return (f"VES {ves.get('score', 0):.1f} (R = √(t_gold / t_pred) = "
+            f"{ves.get('reward', 0):.3f}): gold {ves.get('gold_ms', 0):.3f} ms, predicted "
+            f"{ves.get('pred_ms', 0):.3f} ms, mean of {ves['repeats']} timings each; "
+            f"{ves.get('kept', 0)} of {ves['repeats']} ratios within mean ± 3σ averaged.")
 
 
 def _interpretation(sql: dict[str, Any]) -> dict[str, Any]:
@@ -200,7 +218,7 @@ def answer_view(dataset: TableLookup, result: QueryResult) -> AnswerView | None:
         "scores": {k: v for k, v in result.metrics.items()
                    if k in ("sentence_bleu", "rouge_l", "fact_correct", "execution_match",
                             "execution_match_strict", "alt_interpretation",
-                            "exact_set_match")}}
+                            "exact_set_match", "ves")}}
     if task == "qa":
         reference = answer_text(query.answer)
         marks = differing_words(common["answer"], reference)

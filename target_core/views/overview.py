@@ -72,9 +72,10 @@ def select_runs(runs: Sequence[RunRecord], datasets: Sequence[str], tasks: Seque
 
 
 def display_table(board: Leaderboard) -> pd.DataFrame:
-    """The leaderboard as text: ms and SB with 2 decimals, others 3, '–' where not run."""
+    """The leaderboard as text: ms, SB and VES with 2 decimals, others 3, '–' where not
+    run."""
     def fmt(column: pd.Series) -> pd.Series:
-        digits = 2 if label_pair(column.name)[1] in ("ms", "SB") else 3
+        digits = 2 if label_pair(column.name)[1] in ("ms", "SB", "VES") else 3
         return column.map(lambda v: "–" if pd.isna(v) else f"{v:.{digits}f}")
 
     return board.table.apply(fmt)

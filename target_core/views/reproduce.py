@@ -43,7 +43,12 @@ def _answers(run: RunRecord) -> tuple[str, float | None]:
         return f"{values[0]:.3f}", values[0]
     if len(values) == 3:  # fact: P/R/F1, compared on F1
         return "/".join(f"{v:.2f}" for v in values if v is not None), values[2]
-    return f"{values[0]:.3f}", values[0]
+    # text-to-SQL: EX, then VES beside it; the paper reports no VES, so the difference
+    # is on EX alone and the paper's cell stays EX
+    extras = [f"{column} {run.metrics[metric]:.2f}"
+              for column, metric in task_rules(run.task).answer_extras
+              if metric in run.metrics]
+    return " · ".join([f"{values[0]:.3f}", *extras]), values[0]
 
 
 def reproduction_frame(done: Sequence[tuple[Baseline, RunRecord]], paper: str

@@ -19,7 +19,7 @@ from target_core.views.cells import as_text
 from target_core.views.links import run_queries_link
 
 RUN_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "repeat", "queries",
-               "recall@k", "mrr", "ms p50", "answers", "open")
+               "recall@k", "mrr", "ms p50", "answers", "VES", "open")
 
 
 def answers_label(task: str) -> str:
@@ -59,18 +59,29 @@ def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
              "ms p50": r.metrics.get("retrieval_ms_p50"),
              "answers": None if r.status == "failed"
              else r.metrics.get(task_rules(r.task).answer_metric or ""),
+             "VES": None if r.status == "failed" else _extra(r, "VES"),
              "open": run_queries_link(r.run_id)}
             for r in runs]
     frame = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
-    for column in ("recall@k", "mrr", "ms p50", "answers"):
+    for column in ("recall@k", "mrr", "ms p50", "answers", "VES"):
         frame[column] = frame[column].astype("float64")
     return frame
 
 
+def _extra(run: RunRecord, column: str) -> float | None:
+    """The run's value of an answer metric shown beside the headline (text-to-SQL's VES)."""
+    metric = dict(task_rules(run.task).answer_extras).get(column)
+    return None if metric is None else run.metrics.get(metric)
+
+
 def runs_table(runs: Sequence[RunRecord]) -> pd.DataFrame:
-    """runs_frame as the Run page shows it: the answer score as text with 3 decimals,
-    blank for a run without a generator (a null cell is drawn as "None")."""
-    return as_text(runs_frame(runs), {"answers": ".3f"})
+    """runs_frame as the Run page shows it: the answer score as text with 3 decimals and
+    VES with 2, blank for a run without them (a null cell is drawn as "None"); the VES
+    column only when some run has one."""
+    frame = runs_frame(runs)
+    if frame["VES"].isna().all():
+        return as_text(frame.drop(columns=["VES"]), {"answers": ".3f"})
+    return as_text(frame, {"answers": ".3f", "VES": ".2f"})
 
 
 def failed_banner(run: RunRecord) -> str | None:
