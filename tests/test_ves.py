@@ -155,3 +155,40 @@ def test_a_heuristic_demo_sql_run_stores_ves(tmp_path: Path, monkeypatch) -> Non
             assert result.metrics["ves"] > 0
         else:
             assert result.metrics["ves"] == 0 and timing["repeats"] == 0
+
+
+def test_pages_show_ves_beside_ex(app, tmp_path: Path, monkeypatch) -> None:
+    from target_core.config import load_settings
+    from target_core.engine.runner import run_retrieval
+    from target_core.engine.store import RunStore
+    from target_core.types import GenerationConfig, RunConfig
+
+    monkeypatch.setenv("TARGET_VES_REPEATS", "2")
+    settings = load_settings(tmp_path / "ws")
+    made = [run_retrieval(RunConfig("demo-sql", spec, limit=30,
+                                    generation=GenerationConfig("heuristic")),
+                          settings=settings).run for spec in ("bm25", "tfidf")]
+    bm25, tfidf = (run.run_id for run in made)
+    assert all("ves" in run.metrics for run in made)
+
+    runs_page = app("pages/run.py", dataset="demo-sql")
+    frame = next(d.value for d in runs_page.dataframe if "answers" in d.value.columns)
+    assert "VES" in frame.columns and frame["VES"].str.match(r"^\d+\.\d\d$").all()
+
+    overview = app("pages/overview.py")
+    columns = {c for d in overview.dataframe for c in map(str, d.value.columns)}
+    assert any("VES" in c for c in columns), columns
+
+    compare = app("pages/compare.py", runs=f"{bm25},{tfidf}")
+    tests = next(d.value for d in compare.dataframe if "test" in d.value.columns)
+    assert "randomization" in set(tests.loc[tests["metric"] == "ves", "test"])
+
+    scores = RunStore.in_workspace(tmp_path / "ws").query_scores(bm25)
+    right = next(s.query_id for s in scores if s.metrics.get("execution_match"))
+    query = app("pages/query.py", run=bm25, query=right)
+    if query.title[0].value != f"Query {right}":
+        query.sidebar.radio(key="query-filter").set_value("all queries").run()
+        query.sidebar.selectbox(key=f"query-id-{bm25}-all queries").set_value(right).run()
+    captions = [c.value.replace("\\", "") for c in query.caption]  # markdown escapes
+    assert any(c.startswith("VES ") and "R = √(t_gold / t_pred)" in c and "predicted" in c
+               for c in captions), captions
