@@ -41,12 +41,12 @@ class DownstreamStep:
 
     def __init__(self, dataset: Dataset, generation: GenerationConfig, generator: Generator,
                  view: TableView, counter: TokenCounter, *, top_k: int,
-                 limits: SqlLimits | None = None) -> None:
+                 limits: SqlLimits | None = None, ves_repeats: int | None = None) -> None:
         self.generator = generator
         # a generator with a context window (prompt_limit) lowers the budget to fit it
         self.contexts = ContextBuilder(dataset, generation, view, counter, top_k=top_k,
                                        limit=getattr(generator, "prompt_limit", None))
-        self.evaluator = Evaluator(dataset, limits)
+        self.evaluator = Evaluator(dataset, limits, ves_repeats=ves_repeats)
         self._lock = threading.Lock()
 
     def context(self, query: Query, ranked: Sequence[TableKey]) -> Context:
