@@ -1,8 +1,8 @@
 """Retrievers: a registry from spec strings to builders, and the shared protocol.
 
 Specs: `bm25`, `tfidf`, `no-context`, `dense:EMBEDDER` (`dense:minilm`,
-`dense:openai`, `dense:openai/MODEL`), `hybrid` (= `hybrid:minilm`, reciprocal-rank
-fusion of bm25 and dense:minilm) or `hybrid:EMBEDDER`, `summary:EMBEDDER[@GENERATOR]`
+`dense:openai`, `dense:openai/MODEL`), `hybrid` (= `hybrid:minilm`, fusion of bm25 and
+dense:minilm) or `hybrid:EMBEDDER[:OPTIONS]` (retrievers/fusion.py), `summary:EMBEDDER[@GENERATOR]`
 (generated table summaries, embedded; default minilm@heuristic), `py:MODULE:CLASS` or
 `py:PATH.py:CLASS` (your own class: this protocol or TARGET's custom retriever shape,
 retrievers/plugin.py). The grammar is
@@ -25,6 +25,13 @@ RetrieverEntry = Entry[Retriever]
 def _embedder_part(arg: str) -> tuple[Part, ...]:
     """dense:EMBEDDER and hybrid:EMBEDDER: the argument is an embedder spec."""
     return (Part("embedder", arg or DEFAULT_EMBEDDER),)
+
+
+def _hybrid_parts(arg: str) -> tuple[Part, ...]:
+    """hybrid[:EMBEDDER][:OPTIONS]: options (name=value,...) follow the last ':'."""
+    from target_core.retrievers.fusion import split_options
+
+    return _embedder_part(split_options(arg)[0])
 
 
 def _summary_parts(arg: str) -> tuple[Part, ...]:
@@ -73,10 +80,11 @@ def _plugin(arg: str, settings: Settings) -> Retriever:
 
 
 def _hybrid(arg: str, settings: Settings) -> Retriever:
+    from target_core.retrievers.fusion import split_options
     from target_core.retrievers.hybrid import HybridRetriever
 
-    (embedder,) = _embedder_part(arg)
-    return HybridRetriever.from_spec(embedder.spec, settings)
+    (embedder,) = _hybrid_parts(arg)
+    return HybridRetriever.from_spec(embedder.spec, settings, split_options(arg)[1])
 
 
 RETRIEVERS: Registry[Retriever] = Registry("retriever", (
@@ -88,8 +96,10 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
     Entry("dense", "embeddings in Chroma, cosine: dense:minilm (local, offline) or "
           "dense:openai[/MODEL]", _dense, ("dense:minilm", "dense:openai"),
           parts=_embedder_part),
-    Entry("hybrid", "reciprocal-rank fusion of bm25 and dense (hybrid[:EMBEDDER], "
-          "default minilm)", _hybrid, ("hybrid", "hybrid:openai"), parts=_embedder_part),
+    Entry("hybrid", "fusion of bm25 and dense (hybrid[:EMBEDDER][:OPTIONS], default "
+          "minilm, CombMNZ of z-scores; options method, norm, w, k, tune=recall@K)",
+          _hybrid, ("hybrid", "hybrid:openai", "hybrid:minilm:method=rrf,k=60"),
+          parts=_hybrid_parts),
     Entry("summary", "generated table summaries embedded in Chroma, the LlamaIndex "
           "baseline (summary:EMBEDDER[@GENERATOR], default minilm@heuristic)", _summary,
           ("summary:minilm", "summary:openai@openai:gpt-4o-mini"), parts=_summary_parts),
