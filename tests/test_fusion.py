@@ -106,6 +106,8 @@ def test_tuning_never_uses_a_querys_own_gold(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(hybrid_module, "best_weight",
                         lambda base, lists, rel, cutoff: seen.append(list(rel))
                         or real(base, lists, rel, cutoff))
+    with pytest.raises(ConfigError, match="tunes its weights"):
+        hybrid.search(["odd"], top_k=1)
     details = hybrid.tune(queries, relevant)
     odd_fold = details["cv_fold_of_query"][-1]
     assert not any(r is relevant[-1] for r in seen[odd_fold])

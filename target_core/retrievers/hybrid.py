@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from target_core.config import Settings
+from target_core.errors import ConfigError
 from target_core.progress import Progress, no_progress
 from target_core.retrievers.base import NO_MATCH, Hits, IndexInfo, Retriever, top_k_hits
 from target_core.retrievers.dense import DenseRetriever
@@ -62,6 +63,7 @@ class HybridRetriever(Retriever):
                                                         else "")
         self._fold_of: dict[str, int] = {}
         self._fold_fusion: list[Fusion] = []
+        self._all_fusion: Fusion | None = None
 
     @classmethod
     def from_spec(cls, embedder_spec: str, settings: Settings,
@@ -83,9 +85,16 @@ class HybridRetriever(Retriever):
         return IndexInfo(len(texts), time.perf_counter() - started, details)
 
     def fusion_for(self, query: str) -> Fusion:
-        """The fusion `query` is retrieved with: its fold's tuned one, else the spec's."""
+        """The fusion `query` is retrieved with: the spec's; when tuned, its fold's (a
+        query outside the tuned ones: the weight tuned on all of them)."""
+        if self.options.tune is None:
+            return self.options.fusion
+        if self._all_fusion is None:
+            raise ConfigError(f"retriever '{self.spec}' tunes its weights on a run's gold "
+                              "queries: run it (CLI run or the Run page) rather than "
+                              "searching it directly")
         fold = self._fold_of.get(query)
-        return self.options.fusion if fold is None else self._fold_fusion[fold]
+        return self._all_fusion if fold is None else self._fold_fusion[fold]
 
     def _lists(self, queries: Sequence[str], depth: int) -> list[tuple[Hits, Hits]]:
         lexical = self.lexical.search(queries, top_k=depth)
@@ -129,12 +138,14 @@ class HybridRetriever(Retriever):
             self._fold_fusion.append(best_weight(
                 self.options.fusion, [lists[i] for i in train],
                 [relevant[i] for i in train], cutoff))
+        self._all_fusion = best_weight(self.options.fusion, lists, relevant, cutoff)
         held_out = recall_at([fuse(lists[i], self._fold_fusion[fold[i]], cutoff)
                               for i in range(len(queries))], relevant, cutoff)
         return {"fusion": f"{self.options.fusion.method} {self.options.fusion.norm} "
                           f"tuned for recall@{cutoff}, {folds}-fold cross-fitted",
                 "cv_seed": self.options.seed, "cv_folds": folds, "cv_fold_of_query": fold,
                 "cv_fold_weights": [list(f.weights) for f in self._fold_fusion],
+                "weights_on_all_queries": list(self._all_fusion.weights),
                 f"cv_heldout_recall@{cutoff}": round(held_out, 4)}
 
 
