@@ -284,7 +284,8 @@ def _downstream_step(config: RunConfig, dataset: Dataset, generator: Generator |
     counter = get_counter(timeout=settings.token_timeout)
     return DownstreamStep(dataset, config.generation, generator, config.view, counter,
                           top_k=config.top_k,
-                          limits=SqlLimits(settings.sql_timeout, settings.sql_row_cap))
+                          limits=SqlLimits(settings.sql_timeout, settings.sql_row_cap),
+                          ves_repeats=settings.ves_repeats)
 
 
 def _generate(step: DownstreamStep | None, generator: Generator | None,
