@@ -137,3 +137,19 @@ def test_default_hybrid_is_at_least_its_better_component(demo_components: list) 
         better = max(table2_recall(parts, parts.lexical), table2_recall(parts, parts.dense))
         assert table2_recall(parts, fused(parts, DEFAULT_FUSION)) >= better - TOLERANCE, \
             parts.name
+
+
+def test_runner_hook_maps_gold_keys_to_corpus_indices() -> None:
+    from target_core.types import Query
+
+    lists = {f"q{n}": [(1, 5.0), (0, 1.0)] for n in range(4)}
+    dense = {f"q{n}": [(0, 0.9), (1, 0.1)] for n in range(4)}
+    position = {("db", "t0"): 0, ("db", "t1"): 1}
+    queries = [Query(f"id{n}", f"q{n}", None, (("db", "t0"),), "db") for n in range(4)]
+    untuned = HybridRetriever(_Fixed(lists), _Fixed(dense))  # type: ignore[arg-type]
+    assert untuned.tune_on_gold(queries, position) == {}
+    tuned = HybridRetriever(_Fixed(lists), _Fixed(dense),  # type: ignore[arg-type]
+                            options=parse_options("tune=recall@1,folds=2", DEFAULT_FUSION))
+    details = tuned.tune_on_gold(queries, position)
+    assert details["cv_heldout_recall@1"] == 1.0  # gold t0 is dense's first: w <= 0.5
+    assert all(w[0] <= 0.5 for w in details["cv_fold_weights"])

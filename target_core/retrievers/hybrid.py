@@ -10,7 +10,7 @@ Tuning (tune=recall@K) is cross-fitted: the run's queries are split into `folds`
 folds, and each query is retrieved with the wsum weight that maximised recall@K on the
 other folds, so no query's own gold picks the weight it is retrieved with, and the run's
 metrics stay comparable with other runs over the same queries. The runner calls
-`tune_for_run` after indexing; the split and the weights go into the run's index_info.
+`tune_on_gold` after indexing; the split and the weights go into the run's index_info.
 """
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ class HybridRetriever(Retriever):
             return self.options.fusion
         if self._all_fusion is None:
             raise ConfigError(f"retriever '{self.spec}' tunes its weights on a run's gold "
-                              "queries: run it (CLI run or the Run page) rather than "
-                              "searching it directly")
+                              "queries and has not been tuned (tune_on_gold is called by "
+                              "the runner after indexing)")
         fold = self._fold_of.get(query)
         return self._all_fusion if fold is None else self._fold_fusion[fold]
 
@@ -118,6 +118,14 @@ class HybridRetriever(Retriever):
         for index, value in fused_scores(pair, self.fusion_for(query)).items():
             scores[index] = value
         return scores
+
+    def tune_on_gold(self, queries: Sequence[Query], position: Mapping[TableKey, int]
+                     ) -> dict[str, Any]:
+        """The runner's hook, called after index() with the run's queries and each table
+        key's index in the corpus: tune when the spec asks (tune=recall@K), and return
+        what the run stores in its index_info ({} when untuned)."""
+        return self.tune([q.query for q in queries],
+                         [{position[g] for g in q.gold if g in position} for q in queries])
 
     def tune(self, queries: Sequence[str], relevant: Sequence[Collection[int]]
              ) -> dict[str, Any]:
@@ -167,13 +175,3 @@ def best_weight(base: Fusion, lists: Sequence[tuple[Hits, Hits]],
 
     ordered = sorted(WEIGHT_GRID, key=lambda w: (abs(w - 0.5), w))
     return base.with_weight(max(ordered, key=recall))
-
-
-def tune_for_run(retriever: Retriever, queries: Sequence[Query],
-                 position: Mapping[TableKey, int]) -> dict[str, Any]:
-    """Tune a hybrid whose spec asks for it on the run's queries and gold (`position`:
-    table key -> index in the corpus); {} for any other retriever."""
-    if not isinstance(retriever, HybridRetriever) or retriever.options.tune is None:
-        return {}
-    return retriever.tune([q.query for q in queries],
-                          [{position[g] for g in q.gold if g in position} for q in queries])
