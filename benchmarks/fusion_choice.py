@@ -6,7 +6,8 @@ on sets where one component is weak (prints a table; not a test).
 Each query's top `depth` lists from bm25 and dense:minilm (default view) are fused by
 every candidate exactly as HybridRetriever.search does. The figure is the Table 2
 recall: recall_micro@10 (Σ gold tables in the top 10 / Σ gold tables), and for
-text-to-SQL the database-level hit at 1 (db_hit@1). Weak-component sets: demo-qa with
+text-to-SQL the database-level hit at 1 (db_hit@1). Weak-component sets: demo-sql's
+schema only (header-only view), demo-qa without titles (no-title view), and demo-qa with
 the dense side replaced by seeded random scores ("dense=random"), and with the bm25 side
 replaced ("bm25=random"); tests/test_fusion.py asserts the default on the demo sets.
 """
@@ -29,6 +30,8 @@ from target_core.serialize import table_text, texts_fingerprint
 from target_core.types import Dataset, Query, TableView
 
 DEMO_SETS = ("demo-qa", "demo-fact", "demo-sql")
+WEAK_VIEWS = (("demo-sql", "header-only"), ("demo-qa", "no-title"))
+"""Views that weaken a side as public sets do: schema-only text-to-SQL, untitled tables."""
 CANDIDATES: tuple[Fusion, ...] = (
     Fusion("rrf", k=60), Fusion("rrf", k=10),
     Fusion("combsum", "min-max"), Fusion("combmnz", "min-max"),
@@ -51,17 +54,18 @@ class Components:
 
 
 def components(name: str, settings: Settings, *, limit: int | None = None,
-               depth: int = 100) -> Components:
+               depth: int = 100, view: str = "default") -> Components:
     dataset = load_dataset(name, settings)
     queries = dataset.queries[:limit] if limit else dataset.queries
-    texts = [table_text(t, TableView()) for t in dataset.tables]
+    texts = [table_text(t, TableView.preset(view)) for t in dataset.tables]
     key = texts_fingerprint(texts)
     bm25 = BM25Retriever()
     bm25.index(texts, corpus_key=key)
     dense = DenseRetriever.from_spec("minilm", settings)
     dense.index(texts, corpus_key=key)
     asked = [q.query for q in queries]
-    return Components(name, dataset, tuple(queries), tuple(bm25.search(asked, top_k=depth)),
+    label = name if view == "default" else f"{name} {view}"
+    return Components(label, dataset, tuple(queries), tuple(bm25.search(asked, top_k=depth)),
                       tuple(dense.search(asked, top_k=depth)))
 
 
@@ -133,6 +137,8 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     fusions = (DEFAULT_FUSION, *[f for f in CANDIDATES if f != DEFAULT_FUSION])
     sets = [components(name, settings, limit=args.limit, depth=args.depth)
             for name in DEMO_SETS]
+    sets += [components(name, settings, limit=args.limit, depth=args.depth, view=view)
+             for name, view in WEAK_VIEWS]
     sets += [randomised(sets[0], "dense"), randomised(sets[0], "bm25")]
     rows = {parts.name: row(parts, fusions) for parts in sets}
     columns = list(next(iter(rows.values())))
