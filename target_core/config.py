@@ -95,15 +95,15 @@ SETTINGS: tuple[Setting, ...] = (
             "timed for VES (BIRD's script: 100); outliers beyond mean ± 3σ are dropped."),
     Setting("max_jobs", "TARGET_MAX_JOBS", "2",
             "Launched runs (jobs) that work at once; more wait in the queue."),
-    Setting("local_context", "TARGET_LOCAL_CONTEXT", "4096",
+    Setting("local_context", "TARGET_LOCAL_CONTEXT", "2048",
             "Context window, in tokens, of each slot of a `local:` model's llama.cpp server "
             "(started in this process); a longer prompt is fitted to it."),
     Setting("local_slots", "TARGET_LOCAL_SLOTS", "2",
             "Requests a `local:` model's server works on at once (each slot holds "
             "TARGET_LOCAL_CONTEXT tokens)."),
     Setting("local_threads", "TARGET_LOCAL_THREADS", None,
-            "CPU threads of a `local:` model's server; unset: llama.cpp's choice (the "
-            "machine's cores)."),
+            "CPU threads of a `local:` model's server; unset: one fewer than the CPUs "
+            "(at least 1), so the app and the retriever keep one."),
     Setting("max_failed_generations", "TARGET_MAX_FAILED_GENERATIONS", "0.5",
             "Share of a run's queries whose generation may fail (an error from the model "
             "or server) before the run is marked failed instead of complete; a run whose "
@@ -132,7 +132,7 @@ class Settings:
     embedding_max_tokens: int | None = None
     max_tokens: Mapping[str, int] = field(default_factory=lambda: dict(MAX_TOKENS))
     """Reply tokens per task: qa, fact, sql, summary, writer, judge."""
-    local_context: int = 4096
+    local_context: int = 2048
     local_slots: int = 2
     local_threads: int | None = None
     max_failed_generations: float = 0.5
