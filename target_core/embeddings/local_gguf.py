@@ -27,7 +27,7 @@ from target_core.config import Settings
 from target_core.embeddings.base import Kind
 from target_core.embeddings.openai_embedder import OpenAIEmbedder
 from target_core.generators.llama_server import ServerOptions, resolve_model, serve
-from target_core.generators.local_llm import LOCAL_API_KEY
+from target_core.generators.local_llm import LOCAL_API_KEY, LOCAL_TIMEOUT
 from target_core.progress import Progress, no_progress
 
 SPECIAL_TOKENS = 8
@@ -84,6 +84,8 @@ class LocalEmbedder:
                 client = OpenAIEmbedder(self._settings, self.model.alias,
                                         base_url=server.base_url, api_key=LOCAL_API_KEY,
                                         max_tokens=self.max_tokens,
+                                        timeout=max(LOCAL_TIMEOUT,
+                                                    self._settings.openai_timeout),
                                         batch_size=BATCH_SIZE,
                                         request_tokens=self.options.context * BATCH_SIZE)
                 client.embed(["dimension probe"], kind="document")

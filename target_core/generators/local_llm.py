@@ -18,6 +18,10 @@ from target_core.generators.cache import ResponseCache
 from target_core.generators.llama_server import ServerOptions, resolve_model, serve
 from target_core.generators.openai_chat import OpenAIGenerator
 
+LOCAL_TIMEOUT = 600.0
+"""Seconds a request to a local server may take (TARGET_OPENAI_TIMEOUT when longer): a
+model on this machine's CPU is slow, not gone, and a request given up on keeps its slot
+busy until it is done anyway."""
 LOCAL_API_KEY = "local"
 """llama.cpp's server is started without keys and accepts any; the client needs one.
 The user's OPENAI_API_KEY is never sent to a local server."""
@@ -31,7 +35,8 @@ def local_generator(name: str, settings: Settings, *,
     model = resolve_model(name)
     server = serve(model, ServerOptions.from_settings(settings))
     generator = OpenAIGenerator(settings, model.alias, cache=cache, base_url=server.base_url,
-                                api_key=LOCAL_API_KEY)
+                                api_key=LOCAL_API_KEY,
+                                timeout=max(LOCAL_TIMEOUT, settings.openai_timeout))
     generator.spec = f"local:{model.name}"
     generator.label = model.label
     return generator
