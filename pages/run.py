@@ -15,6 +15,7 @@ from pages._ui.text import plain
 from target_core.engine.presets import pipeline_preset
 from target_core.errors import TargetError
 from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
+from target_core.generators.llama_server import local_label
 from target_core.metrics.tasks import ANSWER_TASKS
 from target_core.retrievers import EXAMPLE_SPECS
 from target_core.types import (
@@ -69,7 +70,9 @@ if dataset.task in ANSWER_TASKS:
         generator = st.selectbox(
             "Generator", [NO_GENERATOR, *GENERATOR_SPECS], key="run-generator",
             accept_new_options=True, help="heuristic: offline baseline, no model. openai: "
-            "OpenAI or an OpenAI-compatible server (OPENAI_BASE_URL), TARGET's prompts.")
+            "OpenAI or an OpenAI-compatible server (OPENAI_BASE_URL), TARGET's prompts. "
+            "local:smollm2: SmolLM2-135M on llama.cpp in the run's process, offline, for "
+            "trying the pipeline, not for scores; local:PATH.gguf: any GGUF model.")
         gcols = st.columns(4)
         context = gcols[0].radio("Context", CONTEXT_MODES, key="run-context",
                                  help="retrieved: the top tables; oracle: the gold tables "
@@ -89,6 +92,12 @@ if dataset.task in ANSWER_TASKS:
                                       sql_schema=schema)
         if generator == "heuristic":
             st.caption("Generator: heuristic, an offline baseline with no model.")
+        elif generator.startswith("local:"):
+            try:
+                st.caption(f"Generator: {plain(local_label(generator[len('local:'):]))}. "
+                           "Runs on this machine (llama.cpp inside the run's process), free.")
+            except TargetError as exc:
+                st.error(f"{generator}: {exc}")
 
 
 for spec in specs:

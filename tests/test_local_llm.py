@@ -335,3 +335,33 @@ def test_a_bad_model_is_a_clear_error(tmp_path: Path) -> None:
         resolve_model(str(tmp_path / "missing.gguf"))
     with pytest.raises(UnknownNameError, match="did you mean 'smollm2'"):
         resolve_model("smolm2")
+
+
+def test_the_run_page_offers_and_launches_it(app: Any, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Run page lists local:smollm2, says what it is and that it is free (no cost
+    estimate), and its launch runs as a job in a worker process, which starts its own
+    server."""
+    from jobs_support import wait_for_jobs
+
+    for name, value in {"TARGET_LOCAL_THREADS": "1", "TARGET_MAX_TOKENS_QA": "32",
+                        "TARGET_LOCAL_CONTEXT": str(CONTEXT)}.items():
+        monkeypatch.setenv(name, value)
+    at = app(page="pages/run.py", dataset="demo-qa")
+    assert "local:smollm2" in at.selectbox(key="run-generator").options
+    at.multiselect(key="run-specs").set_value(["bm25"])
+    at.number_input(key="run-limit").set_value(3)
+    at.selectbox(key="run-generator").set_value("local:smollm2")
+    at.number_input(key="run-context-k").set_value(1)
+    at.number_input(key="run-budget").set_value(300)
+    at.run()
+    assert not at.exception and not at.error, at.error
+    assert any("not for scores" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert not [i.value for i in at.info if "estimated cost" in i.value]
+    next(b for b in at.button if b.label == "Launch").click().run()
+    assert not at.exception and not at.error, at.error
+    (job,) = wait_for_jobs(tmp_path / "ws")
+    assert job.status == "done", job
+    (run,) = RunStore.in_workspace(tmp_path / "ws").list_runs()
+    assert run.status == "complete" and run.n_done == 3, run.error
+    assert_no_client_failure(RunStore.in_workspace(tmp_path / "ws"), run.run_id)

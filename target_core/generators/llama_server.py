@@ -106,6 +106,13 @@ def resolve_model(name: str) -> LocalModel:
     return LocalModel(name, path.resolve(), path.stem, f"{path.name} (local, llama.cpp)")
 
 
+def local_label(name: str) -> str:
+    """What a `local:` model is called in the UI ("SmolLM2-135M (local, llama.cpp): for
+    trying the pipeline, not for scores"), without starting its server; a missing file
+    raises ConfigError."""
+    return resolve_model(name).label
+
+
 def _bundled(name: str, bundled: BundledModel) -> LocalModel:
     # located, not imported: the package's __init__ imports `llm`, which is not installed
     spec = importlib.util.find_spec(bundled.package)

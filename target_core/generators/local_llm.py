@@ -40,3 +40,4 @@ def local_generator(name: str, settings: Settings, *,
     generator.spec = f"local:{model.name}"
     generator.label = model.label
     return generator
+
