@@ -102,6 +102,10 @@ class Entry(Generic[T]):
     paid_model: Callable[[str], str | None] = no_paid_model
     """paid_model(argument): the model an API bills per token for this spec (priced in
     costs.py when known), or None when it runs locally."""
+    version: str = ""
+    """Set (or bumped) when this family's results change for the same spec, e.g. a new
+    default; part of a run's key, so a run made by the old code is never reused or
+    resumed as one of the new. Empty: keys are as they always were."""
 
 
 class Registry(Generic[T]):
@@ -154,6 +158,12 @@ class Registry(Generic[T]):
         """The model billed per token for `spec` itself (not its parts), or None."""
         entry, arg = self.parse(spec)
         return entry.paid_model(arg)
+
+    def version(self, spec: str) -> str:
+        """The version of the family `spec` names (see Entry.version); "" for an
+        unknown family (building it reports that)."""
+        entry = self._entries.get(parse_spec(spec, self.separator).name)
+        return entry.version if entry is not None else ""
 
     def names(self) -> list[str]:
         return list(self._entries)

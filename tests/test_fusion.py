@@ -155,3 +155,35 @@ def test_runner_hook_maps_gold_keys_to_corpus_indices() -> None:
     details = tuned.tune_on_gold(queries, position)
     assert details["cv_heldout_recall@1"] == 1.0  # gold t0 is dense's first: w <= 0.5
     assert all(w[0] <= 0.5 for w in details["cv_fold_weights"])
+
+
+def test_a_tuned_hybrid_run_tunes_through_the_runner(tmp_path: Path) -> None:
+    """The runner calls tune_on_gold after indexing: a tune= run completes, each query
+    scored with weights tuned on the other folds, the split stored with the run."""
+    from target_core.engine.runner import run_retrieval
+    from target_core.types import RunConfig
+
+    settings = load_settings(tmp_path / "ws")
+    run = run_retrieval(RunConfig("demo-qa", "hybrid:tune=recall@10,folds=2", limit=20),
+                        settings=settings).run
+    assert run.status == "complete"
+    stored = json.dumps(run.index_info)
+    assert "fold" in stored and run.metrics["recall@10"] > 0
+
+
+def test_a_run_of_the_old_hybrid_default_is_not_reused_as_the_new() -> None:
+    import hashlib
+
+    from target_core.engine.store import config_key
+    from target_core.types import RunConfig
+
+    # the key of a family without a version is what it always was (sha of config + data)
+
+    plain = RunConfig("demo-qa", "bm25")
+    expected = hashlib.sha256(json.dumps([plain.to_dict(), "f"], sort_keys=True)
+                              .encode()).hexdigest()[:20]
+    assert config_key(plain, "f") == expected
+    versioned = RunConfig("demo-qa", "hybrid")
+    old_key = hashlib.sha256(json.dumps([versioned.to_dict(), "f"], sort_keys=True)
+                             .encode()).hexdigest()[:20]
+    assert config_key(versioned, "f") != old_key  # RRF-era hybrid runs: a new run

@@ -232,7 +232,9 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
     texts = retriever.prepare_texts(dataset.tables, config.view, progress=progress)
     fingerprint = texts_fingerprint(texts)
     info = retriever.index(texts, corpus_key=fingerprint, progress=progress)
-    details = dict(info.details)
+    keys = [t.key for t in dataset.tables]
+    position = {key: i for i, key in enumerate(keys)}
+    details = dict(info.details) | retriever.tune_on_gold(queries, position)
     if generator is not None:
         details["generator"] = generator.label
     store.record_index(run.run_id, text_fingerprint=fingerprint,
@@ -240,8 +242,6 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
                        index_info={"n_texts": info.n_texts, "seconds": round(info.seconds, 4),
                                    **details})
     step = _downstream_step(config, dataset, generator, settings)
-    keys = [t.key for t in dataset.tables]
-    position = {key: i for i, key in enumerate(keys)}
     ks = default_ks(config.top_k)
     done = store.done_query_ids(run.run_id)
     if step is not None:  # a failed generation is asked again (failures are not cached)

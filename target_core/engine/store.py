@@ -72,13 +72,18 @@ class RunRecord:
 
 
 def config_key(config: RunConfig, dataset_fingerprint: str) -> str:
-    """What makes two runs the same: the configuration and the dataset's content, and
-    the source of any py: class it runs (an edited plugin makes a new run; keys of runs
-    without one are unchanged)."""
+    """What makes two runs the same: the configuration and the dataset's content, the
+    source of any py: class it runs (an edited plugin makes a new run) and the version
+    of the retriever family where it has one (hybrid's default changed); keys of other
+    runs are as they always were."""
+    from target_core.retrievers import RETRIEVERS
+
     parts: list[Any] = [config.to_dict(), dataset_fingerprint]
     specs = [config.retriever] + ([config.generation.generator] if config.generation else [])
     if code := spec_fingerprints(specs):
         parts.append(code)
+    if version := RETRIEVERS.version(config.retriever):
+        parts.append({"retriever_version": version})
     payload = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 

@@ -99,7 +99,7 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
     Entry("hybrid", "fusion of bm25 and dense (hybrid[:EMBEDDER][:OPTIONS], default "
           "minilm, CombMNZ of z-scores; options method, norm, w, k, tune=recall@K)",
           _hybrid, ("hybrid", "hybrid:openai", "hybrid:minilm:method=rrf,k=60"),
-          parts=_hybrid_parts),
+          parts=_hybrid_parts, version="2"),  # 2: the default became CombMNZ of z-scores
     Entry("summary", "generated table summaries embedded in Chroma, the LlamaIndex "
           "baseline (summary:EMBEDDER[@GENERATOR], default minilm@heuristic)", _summary,
           ("summary:minilm", "summary:openai@openai:gpt-4o-mini"), parts=_summary_parts),

@@ -2,9 +2,9 @@
 
 In the manner of MTEB's protocols: keyword-only options, one return type. Every
 registered retriever is run through the same contract test (tests/test_registry.py,
-contract in tests/test_retrievers.py). Retrievers see texts, never gold data: the
-TableView decides the text of each table, unless the retriever writes its own
-(`prepare_texts`, e.g. LLM table summaries).
+contract in tests/test_retrievers.py). Retrievers see texts, never gold data (the one
+exception is `tune_on_gold`, cross-fitted): the TableView decides the text of each
+table, unless the retriever writes its own (`prepare_texts`, e.g. LLM table summaries).
 
 The retrievers subclass Retriever explicitly: they inherit the default
 `prepare_texts`, and one that misses index, search or score_all cannot be built.
@@ -13,7 +13,7 @@ The retrievers subclass Retriever explicitly: they inherit the default
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -22,7 +22,7 @@ import numpy as np
 from target_core.errors import TargetError
 from target_core.progress import Progress, no_progress
 from target_core.serialize import table_text
-from target_core.types import Table, TableView
+from target_core.types import Query, Table, TableKey, TableView
 
 Hits = list[tuple[int, float]]
 """One query's result: (index into the indexed texts, score), best first."""
@@ -64,6 +64,15 @@ class Retriever(Protocol):
         serialization; a retriever that writes its own texts (LLM table summaries)
         overrides this, and the view may then not apply."""
         return [table_text(t, view) for t in tables]
+
+    def tune_on_gold(self, queries: Sequence[Query], position: Mapping[TableKey, int]
+                     ) -> dict[str, Any]:
+        """The one place a retriever may learn from gold: the runner calls it after
+        index() with the run's queries and each table key's index in the corpus. A
+        retriever that tunes (hybrid's tune=recall@K) must cross-fit: each query is
+        later retrieved with what was learned on other queries only. Returns what the
+        run records in its index info; by default nothing is learned ({})."""
+        return {}
 
     @abstractmethod
     def index(self, texts: Sequence[str], *, corpus_key: str,
