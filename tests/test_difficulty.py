@@ -37,31 +37,34 @@ def sql_runs(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_frame_reads_every_stored_level(sql_runs) -> None:
-    """Sliced by difficulty, the mean per-query EX and EM are the stored per-level run
+    """Sliced by difficulty, the mean per-query EX, EM and VES are the stored per-level run
     metrics (`execution_accuracy/easy`, ...): one definition, two routes."""
     store, runs, metadata = sql_runs
     frame = slice_frame(store, runs, metadata, "difficulty")
     for run in runs:
         mine = frame[frame["run_id"] == run.run_id]
-        for name, stored in (("EX", "execution_accuracy"), ("EM", "exact_set_match")):
+        for name, stored in (("EX", "execution_accuracy"), ("EM", "exact_set_match"),
+                             ("VES", "ves")):
             part = mine[mine["name"] == name]
             expected = {k.split("/")[1]: v for k, v in run.metrics.items()
                         if k.startswith(f"{stored}/")}
             assert expected  # demo-sql queries carry difficulties
             assert dict(zip(part["slice"], part["value"], strict=True)) == pytest.approx(
                 expected)
-        assert set(mine["name"]) == {"R@1", "R@1 tables", "EX", "EM"}
+        assert set(mine["name"]) == {"R@1", "R@1 tables", "EX", "EM", "VES"}
     table = slice_table(frame)
     assert list(table["slice"]) == [lv for lv in ("easy", "medium", "hard", "extra")
                                     if lv in set(frame["slice"])]
     assert table["queries"].sum() == 80
-    assert list(table.columns[2:6]) == ["bm25 → heuristic · R@1",
+    assert list(table.columns[2:7]) == ["bm25 → heuristic · R@1",
                                         "bm25 → heuristic · R@1 tables",
-                                        "bm25 → heuristic · EX", "bm25 → heuristic · EM"]
+                                        "bm25 → heuristic · EX", "bm25 → heuristic · EM",
+                                        "bm25 → heuristic · VES"]
     figure = slice_bars(frame, "difficulty")
-    assert [a.text for a in figure.layout.annotations] == ["R@1", "R@1 tables", "EX", "EM"]
+    assert [a.text for a in figure.layout.annotations] == ["R@1", "R@1 tables", "EX", "EM",
+                                                           "VES"]
     assert figure.layout.xaxis.type == "category"
-    assert len(figure.data) == 4 * len(runs)
+    assert len(figure.data) == 5 * len(runs)
 
 
 def test_any_field_slices_and_recall_is_the_per_query_mean(sql_runs) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -90,7 +91,9 @@ def _page_failed(at, run_id: str, k: int) -> set[str]:
         box = at.selectbox(key=f"failures-cat-{run_id}-{k}")
         if category in {o.split(" (")[0] for o in box.options}:
             box.set_value(category).run()
-            failed |= set(at.dataframe[-1].value["query_id"])
+            # the drill-down's link column opens each query (query?run=..&query=ID)
+            failed |= {parse_qs(urlsplit(link).query)["query"][0]
+                       for link in at.dataframe[-1].value["open"]}
     return failed
 
 
