@@ -296,3 +296,20 @@ def test_a_run_shows_which_model_answered(tmp_path: Path, fake_openai: FakeOpenA
                         settings=settings).run
     assert RunStore.in_workspace(settings.workspace).served_models(run.run_id) == {
         "other-model": 4}
+
+
+def test_the_cache_names_the_model_by_its_identity(tmp_path: Path,
+                                                   fake_openai: FakeOpenAI) -> None:
+    """A local server gets another port in every process: its replies are cached under
+    the model file's identity, so a rerun reuses them (the URL would never match)."""
+    cache = ResponseCache(tmp_path / "chat.sqlite")
+
+    def asked(identity: str) -> int:
+        before = len(fake_openai.chat_requests())
+        generator(tmp_path, fake_openai, cache=cache, cache_identity=identity).generate(
+            qa_request())
+        return len(fake_openai.chat_requests()) - before
+
+    assert asked("local:smollm2:abc") == 1
+    assert asked("local:smollm2:abc") == 0  # the same model, whatever the port
+    assert asked("local:other:def") == 1

@@ -36,7 +36,8 @@ def local_generator(name: str, settings: Settings, *,
     server = serve(model, ServerOptions.from_settings(settings))
     generator = OpenAIGenerator(settings, model.alias, cache=cache, base_url=server.base_url,
                                 api_key=LOCAL_API_KEY,
-                                timeout=max(LOCAL_TIMEOUT, settings.openai_timeout))
+                                timeout=max(LOCAL_TIMEOUT, settings.openai_timeout),
+                                cache_identity=f"local:{model.name}:{model.identity()}")
     generator.spec = f"local:{model.name}"
     generator.label = model.label
     return generator

@@ -112,7 +112,11 @@ class OpenAIGenerator:
                  max_retries: int | None = None, concurrency: int | None = None,
                  base_url: str | None = None, api_key: str | None = None,
                  max_tokens: Mapping[str, int] | None = None,
-                 context_window: int | None = None) -> None:
+                 context_window: int | None = None, cache_identity: str | None = None
+                 ) -> None:
+        """`cache_identity` names the model in the response cache (default: the server's
+        URL and the model): a caller whose server changes port per process (`local:`)
+        passes the model file's identity, so a rerun reuses its replies."""
         key = api_key or settings.openai_api_key
         if not key:
             raise ConfigError(
@@ -127,6 +131,7 @@ class OpenAIGenerator:
                                 retries=(settings.openai_retries if max_retries is None
                                          else max_retries))
         self.base_url = self.client.base_url
+        self.cache_identity = cache_identity or f"{self.base_url}|{self.model}"
         self.label = f"{model} (OpenAI-compatible, {self.server})"
         self.timeout = self.client.timeout
         self.max_retries = self.client.retries
@@ -267,7 +272,7 @@ class OpenAIGenerator:
         while True:
             form = response_format(step, schema)
             # the server is part of the model's identity: "llama3" on Ollama and vLLM differ
-            key = cache_key(f"{self.base_url}|{self.model}|max{max_tokens}", messages, form)
+            key = cache_key(f"{self.cache_identity}|max{max_tokens}", messages, form)
             if self.cache is not None and (hit := self.cache.get(key)) is not None:
                 out = hit.tokens_out
                 return ChatReply(hit.content, hit.tokens_in, out,
@@ -305,7 +310,7 @@ class OpenAIGenerator:
 
     # the negotiated step outlives the process in the response cache, under its own key
     def _formats_key(self) -> str:
-        return cache_key(f"{self.base_url}|{self.model}|response_format", [], None)
+        return cache_key(f"{self.cache_identity}|response_format", [], None)
 
     def _read_formats(self) -> None:
         with self._lock:
