@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 
 BATCH_SIZE = 32
 _VERSIONED = ("chromadb", "rank-bm25", "scikit-learn", "numpy", "tokenizers", "openai",
-              "sqlglot")
+              "sqlglot", "onnxruntime", "xllamacpp", "tiktoken")
 
 
 @dataclass(frozen=True)
