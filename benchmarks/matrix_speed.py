@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import tempfile
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.analysis_speed import median_seconds
 from target_core.config import PROJECT_ROOT, load_settings
 from target_core.datasets import open_lookup
 from target_core.engine.store import QueryResult, RunStore
@@ -32,16 +31,6 @@ from target_core.views.matrix import matrix_choices, run_matrix
 N_TABLES = 500
 LEVELS = ("easy", "medium", "hard", "extra")
 MODES = ("sibling", "lexical-gap", "numeric", "title-only", None)
-
-
-def median_seconds(work: Callable[[], object], repeats: int = 3) -> float:
-    work()
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def write_dataset(folder: Path, n_queries: int) -> None:
