@@ -234,3 +234,23 @@ def test_a_dense_run_embeds_each_query_once(settings, monkeypatch) -> None:
     run = run_retrieval(RunConfig("demo-qa", "dense:minilm", TableView(rows=0), limit=30),
                         settings=settings).run
     assert run.n_done == 30 and len(embedder.queries) == 30 and scored
+
+
+def test_a_dataset_given_by_its_folder_runs_under_its_name(tmp_path: Path) -> None:
+    """Runs of one dataset carry one name whichever way it was given: a run by the
+    folder's path is stored as the registered name, and a run by name reuses it (they
+    list, reuse and compare together). A folder outside the registry keeps its path."""
+    import shutil
+
+    from target_core.config import PROJECT_ROOT
+
+    settings = load_settings(tmp_path / "ws")
+    by_path = run_retrieval(RunConfig(str(PROJECT_ROOT / "data" / "demo" / "demo-qa"), "bm25",
+                                      limit=5), settings=settings)
+    assert by_path.run.config.dataset == "demo-qa"
+    by_name = run_retrieval(RunConfig("demo-qa", "bm25", limit=5), settings=settings)
+    assert by_name.reused and by_name.run.run_id == by_path.run.run_id
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(PROJECT_ROOT / "data" / "demo" / "demo-qa", copy)
+    outside = run_retrieval(RunConfig(str(copy), "bm25", limit=5), settings=settings)
+    assert outside.run.config.dataset == str(copy)

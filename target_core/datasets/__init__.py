@@ -7,8 +7,9 @@ from target_core.datasets.registry import (
     list_datasets,
     load_dataset,
     open_lookup,
+    registered_name,
     resolve,
 )
 
 __all__ = ["DatasetEntry", "DatasetInfo", "discover", "list_datasets", "load_dataset",
-           "open_lookup", "resolve"]
+           "open_lookup", "registered_name", "resolve"]

@@ -121,6 +121,23 @@ def resolve(name_or_path: str | Path, settings: Settings) -> DatasetEntry:
     raise UnknownNameError("dataset", text, known)
 
 
+def registered_name(name_or_path: str | Path, settings: Settings) -> str:
+    """The registered name of a dataset given by its name or by the path of its folder,
+    so the runs of one dataset carry one name whichever way it was given (they list,
+    reuse and compare together); a path outside the registry stays as given."""
+    text = str(name_or_path)
+    known = discover(settings)
+    if text in known:
+        return text
+    path = Path(text).expanduser()
+    if path.is_dir():
+        target = path.resolve()
+        for entry in known.values():
+            if entry.kind != "hub" and Path(entry.location).resolve() == target:
+                return entry.name
+    return text
+
+
 def _signature(entry: DatasetEntry) -> tuple[Any, ...]:
     """What must be unchanged for a cached load to stay valid: top-level files' mtimes."""
     if entry.kind == "hub":

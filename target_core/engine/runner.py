@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from target_core.config import Settings
-from target_core.datasets import load_dataset
+from target_core.datasets import load_dataset, registered_name
 from target_core.engine.generation import DownstreamStep
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import Cancelled, ConfigError, TargetError
@@ -190,6 +190,7 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
     A `Cancelled` raised by `progress` stops the run and marks it cancelled (resumable).
     Raises TargetError for unknown names and configuration problems before any work.
     """
+    config = replace(config, dataset=registered_name(config.dataset, settings))
     dataset = load_dataset(config.dataset, settings)
     config = with_task_defaults(config, dataset.task)
     retriever = build_retriever(config.retriever, settings)

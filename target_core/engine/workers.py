@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +70,12 @@ def launch_run(config: RunConfig, *, settings: Settings, fresh: bool = False,
     (unless `fresh`): its run is returned. A job of the same configuration that is queued
     or running is returned instead of a second one; an interrupted one is resumed.
     Raises TargetError for an unknown dataset or retriever before anything starts."""
-    from target_core.datasets import load_dataset
+    from target_core.datasets import load_dataset, registered_name
     from target_core.engine.runner import with_task_defaults
     from target_core.engine.store import RunStore
     from target_core.retrievers import build_retriever
 
+    config = replace(config, dataset=registered_name(config.dataset, settings))
     dataset = dataset or load_dataset(config.dataset, settings)
     build_retriever(config.retriever, settings)
     if not fresh:
