@@ -192,15 +192,24 @@ def test_compare_page_parameters(app: Callable, runs: dict[str, str]) -> None:
 
 # --- the benchmark builder -----------------------------------------------------------------
 
-def test_benchmark_builder_parameters(app: Callable, settings) -> None:
-    page = "pages/benchmark_builder.py"
-    at = app(page)
+BUILDER = "pages/benchmark_builder.py"
+
+
+def _sample_air(app: Callable, settings) -> None:
+    """Sample the draft 'air' on the page (one query per airline template) and wait for
+    its job: sampling works in a worker process."""
+    at = app(BUILDER)
     at.selectbox(key="bg-database").set_value("airline")
     at.number_input(key="bg-n").set_value(1)
     at.text_input(key="bg-name").set_value("air")
     next(b for b in at.button if b.label == "Sample and write questions").click().run()
     opened(at)
-    wait_for_jobs(settings.workspace)  # sampling is a job
+    wait_for_jobs(settings.workspace)
+
+
+def test_benchmark_builder_parameters(app: Callable, settings) -> None:
+    page = BUILDER
+    _sample_air(app, settings)
     run = run_retrieval(RunConfig("demo-sql", "bm25", limit=10,
                                   generation=GenerationConfig("heuristic")),
                         settings=settings).run.run_id
@@ -216,13 +225,8 @@ def test_benchmark_builder_parameters(app: Callable, settings) -> None:
 def test_a_reviewed_pair_opens_under_every_status(app: Callable, settings) -> None:
     from target_core.benchgen.draft import Draft
 
-    page = "pages/benchmark_builder.py"
-    at = app(page)
-    at.selectbox(key="bg-database").set_value("airline")
-    at.number_input(key="bg-n").set_value(1)
-    at.text_input(key="bg-name").set_value("air")
-    next(b for b in at.button if b.label == "Sample and write questions").click().run()
-    wait_for_jobs(settings.workspace)
+    page = BUILDER
+    _sample_air(app, settings)
     with Draft.open(settings.workspace, "air") as draft:
         target = draft.pairs()[2]
         draft.review(target.pair_id, "rejected")

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
-
-from target_core.metrics.ranking import check_cutoff
+from target_core.metrics.ranking import check_cutoff, paired_sums
 
 
 def capped_gold_at_k(n_gold: int, n_retrieved: int, k: int) -> int:
@@ -46,11 +44,6 @@ def capped_recall(overlaps: Iterable[float], capped_golds: Iterable[float]) -> f
     below it. Edge cases: Σ capped_gold = 0 (no query retrieved anything) -> 0.0
     (TARGET divides by zero there); lengths differ or no queries -> ValueError.
     """
-    over = np.fromiter(overlaps, dtype=np.float64)
-    capped = np.fromiter(capped_golds, dtype=np.float64)
-    if over.size != capped.size:
-        raise ValueError(f"{over.size} overlaps but {capped.size} capped gold sizes")
-    if capped.size == 0:
-        raise ValueError("no queries to average")
+    over, capped = paired_sums(overlaps, capped_golds, "capped gold sizes")
     total = capped.sum()
     return float(over.sum() / total) if total > 0 else 0.0

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
+
+import numpy as np
 
 from target_core.types import TableKey
 
@@ -177,3 +179,16 @@ def discount(rank: int) -> float:
 def ideal_dcg(n_relevant: int) -> float:
     """IDCG of `n_relevant` gain-1 items at ranks 1..n: Σ 1 / log2(i + 1)."""
     return math.fsum(discount(i) for i in range(1, n_relevant + 1))
+
+
+def paired_sums(overlaps: Iterable[float], denominators: Iterable[float], what: str
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query overlaps and their denominators as arrays, for a micro average
+    (Σ overlap / Σ denominator). Errors: lengths differ or no queries -> ValueError."""
+    over = np.fromiter(overlaps, dtype=np.float64)
+    under = np.fromiter(denominators, dtype=np.float64)
+    if over.size != under.size:
+        raise ValueError(f"{over.size} overlaps but {under.size} {what}")
+    if under.size == 0:
+        raise ValueError("no queries to average")
+    return over, under

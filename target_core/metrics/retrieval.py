@@ -46,6 +46,7 @@ from target_core.metrics.ranking import (
     ndcg_of_ranks,
     overlap_at_k,
     overlap_of_ranks,
+    paired_sums,
     rank_positions,
     recall_at_k,
     reciprocal_rank,
@@ -232,12 +233,7 @@ def micro_recall(overlaps: Iterable[float], gold_sizes: Iterable[float]) -> floa
 
     Errors: lengths differ, no queries, or a gold size < 1 -> ValueError.
     """
-    over = np.fromiter(overlaps, dtype=np.float64)
-    sizes = np.fromiter(gold_sizes, dtype=np.float64)
-    if over.size != sizes.size:
-        raise ValueError(f"{over.size} overlaps but {sizes.size} gold sizes")
-    if sizes.size == 0:
-        raise ValueError("no queries to average")
+    over, sizes = paired_sums(overlaps, gold_sizes, "gold sizes")
     if (sizes < 1).any():
         raise ValueError("every query needs at least one gold table")
     return float(over.sum() / sizes.sum())
