@@ -71,8 +71,8 @@ SETTINGS: tuple[Setting, ...] = (
             "known); prompts are fitted to it minus the reply's max tokens."),
     Setting("embedding_max_tokens", "TARGET_EMBEDDING_MAX_TOKENS", None,
             "Tokens an embedding input is cut to; unset: the server's limit (llama.cpp: "
-            "its batch size, 512 unless it reports another), 8191 for OpenAI's models, "
-            "else 512."),
+            "its physical batch, named by the server when it refuses a longer input), "
+            "8191 for OpenAI's models, else 512."),
     *(Setting(f"max_tokens_{task}", f"TARGET_MAX_TOKENS_{task.upper()}", str(tokens),
               f"Most tokens a model may write for {_TASK_REPLIES[task]} (sent as "
               "max_tokens; a longer reply is cut by the server and recorded as truncated).")

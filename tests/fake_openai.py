@@ -24,6 +24,7 @@ It can play real servers:
 - `served_model="..."`: replies name that model, whatever was asked for.
 - `finish_reason="length"`: replies say the server stopped at max_tokens.
 - `per_token_embeddings=True`: each input gets one vector per word (no pooling).
+- `embedding_batch=N`: an embedding input of more than N tokens gets llama.cpp's 500.
 
 Faults (`fail_next(n, kind, seconds=...)`) apply to the next n chat or embeddings
 requests (not to /props, /tokenize or the models list): "401" (the message echoes the
@@ -128,6 +129,10 @@ class FakeOpenAI:
     served_model: str | None = None
     finish_reason: str = "stop"
     per_token_embeddings: bool = False
+    embedding_batch: int | None = None
+    """llama.cpp's physical batch: an input of more tokens (one added, as its BOS) gets
+    its HTTP 500 "input (N tokens) is too large to process ..." (message copied from
+    llama.cpp's server, xllamacpp 2026.10)."""
     fail_message: str | None = None
     """The message of "500" faults (default "Internal error (fake 500)")."""
     requests: list[Recorded] = field(default_factory=list)
@@ -193,6 +198,12 @@ class FakeOpenAI:
             raise _BadRequest("'input' must be a string or a list of strings")
         if any(t == "" for t in inputs):
             raise _BadRequest("'input' cannot contain an empty string")
+        for text in inputs:
+            n = len(fake_tokens(text)) + 1
+            if self.embedding_batch is not None and n > self.embedding_batch:
+                raise _ServerError(f"input ({n} tokens) is too large to process. increase "
+                                   "the physical batch size (current batch size: "
+                                   f"{self.embedding_batch})")
         data = []
         for i, text in enumerate(inputs):
             vector = fake_embedding(text, self.dimension)
@@ -227,6 +238,10 @@ class FakeOpenAI:
 
 
 class _BadRequest(Exception):
+    pass
+
+
+class _ServerError(Exception):
     pass
 
 
@@ -317,6 +332,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 answer = route(body)
             except _BadRequest as exc:
                 return self._error(400, str(exc), "invalid_request_error")
+            except _ServerError as exc:
+                return self._error(500, str(exc), "server_error")
             return self._send(200, json.dumps(answer).encode())
 
     return Handler

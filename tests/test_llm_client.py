@@ -15,7 +15,7 @@ import pytest
 
 from target_core.config import load_settings
 from target_core.embeddings.base import EmbeddingError
-from target_core.embeddings.openai_embedder import OpenAIEmbedder
+from target_core.embeddings.openai_embedder import SPECIAL_TOKENS, OpenAIEmbedder
 from target_core.generators.base import Context, GenerationRequest
 from target_core.generators.cache import ResponseCache
 from target_core.generators.context import ContextBuilder
@@ -250,10 +250,39 @@ def test_embedding_limit_from_llama_cpp(tmp_path: Path, fake_openai: FakeOpenAI)
     fake_openai.props = llama_cpp_props(n_ctx=256, total_slots=1)
     fake_openai.tokenize = True
     made = embedder(tmp_path, fake_openai)
-    assert made.max_tokens == 256  # the slot's context, under llama.cpp's batch of 512
+    # the server took the probe of more than a slot: the slot's context, less BOS/EOS room
+    assert made.max_tokens == 256 - SPECIAL_TOKENS
     made.embed(["word " * 1000], kind="document")
-    (sent,) = fake_openai.embedding_requests()
-    assert made.last_truncated == 1 and len(fake_tokens(sent.body["input"][0])) <= 256
+    probe, sent = fake_openai.embedding_requests()
+    assert made.last_truncated == 1 and len(fake_tokens(sent.body["input"][0])) <= 248
+
+
+def test_embedding_batch_named_by_llama_cpp(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    """/props does not report n_ubatch: the limit is the batch llama.cpp names when it
+    refuses the probe (its own words, checked against the real server)."""
+    fake_openai.props = llama_cpp_props(n_ctx=2048, total_slots=1)
+    fake_openai.tokenize = True
+    fake_openai.embedding_batch = 64
+    made = embedder(tmp_path, fake_openai)
+    assert made.max_tokens == 64 - SPECIAL_TOKENS
+    vectors = made.embed(["word " * 300, "short text"], kind="document")
+    probe, sent = fake_openai.embedding_requests()
+    assert len(fake_tokens(probe.body["input"][0])) > 2048
+    assert vectors.shape == (2, fake_openai.dimension) and made.last_truncated == 1
+    assert max(len(fake_tokens(t)) for t in sent.body["input"]) <= 56
+
+
+def test_a_refused_input_teaches_the_limit(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    """A server that refuses an input as too large names its batch: the texts are cut to
+    it and sent once more, and the next embedder for that server starts from it."""
+    fake_openai.embedding_batch = 100
+    made = embedder(tmp_path, fake_openai)
+    assert made.max_tokens == 512  # a server that says nothing: most models' limit
+    made.embed(["word " * 300], kind="document")
+    refused, accepted = fake_openai.embedding_requests()
+    assert len(fake_tokens(refused.body["input"][0])) > 100
+    assert len(fake_tokens(accepted.body["input"][0])) <= 100 - SPECIAL_TOKENS
+    assert made.max_tokens == embedder(tmp_path, fake_openai).max_tokens == 92
 
 
 def test_unknown_embedding_model_limit(tmp_path: Path, fake_openai: FakeOpenAI) -> None:

@@ -326,6 +326,22 @@ def test_embeddings(local: Local) -> None:
     assert all(len(e.response["data"]) == len(e.request["input"]) for e in sent)
 
 
+def test_the_embedding_limit_is_what_the_real_server_names(local: Local) -> None:
+    """llama.cpp's /props does not report its physical batch: a client that was not told
+    it learns it from the server's own refusal of a longer input, then cuts to it."""
+    from target_core.embeddings.openai_embedder import SPECIAL_TOKENS, OpenAIEmbedder
+
+    mark = local.embed_proxy.mark()
+    embedder = OpenAIEmbedder(local.settings, "smollm2", base_url=local.embeddings.base_url,
+                              api_key="local")
+    assert embedder.max_tokens == CONTEXT - SPECIAL_TOKENS
+    (probe,) = local.embed_proxy.since(mark, "/embeddings")
+    assert probe.status == 500 and "current batch size: " in json.dumps(probe.response)
+    vectors = embedder.embed(["lake " * (2 * CONTEXT)], kind="document")
+    assert vectors.shape == (1, 576) and embedder.last_truncated == 1
+    assert [e.status for e in local.embed_proxy.since(mark, "/embeddings")] == [500, 200]
+
+
 def test_a_bad_model_is_a_clear_error(tmp_path: Path) -> None:
     not_gguf = tmp_path / "model.gguf"
     not_gguf.write_text("not a model")

@@ -25,13 +25,11 @@ import numpy as np
 
 from target_core.config import Settings
 from target_core.embeddings.base import Kind
-from target_core.embeddings.openai_embedder import OpenAIEmbedder
+from target_core.embeddings.openai_embedder import SPECIAL_TOKENS, OpenAIEmbedder
 from target_core.generators.llama_server import ServerOptions, resolve_model, serve
 from target_core.generators.local_llm import LOCAL_API_KEY, LOCAL_TIMEOUT
 from target_core.progress import Progress, no_progress
 
-SPECIAL_TOKENS = 8
-"""Room the server's own additions to an input (BOS, EOS) may take in a batch."""
 BATCH_SIZE = 16
 """Texts per request: a request is answered whole, so it must fit the client's timeout."""
 

@@ -9,9 +9,13 @@ TARGET_OPENAI_RETRIES apply, only transient failures are sent again, a timed-out
 never is, and the server's message is kept whole.
 
 Each input is cut to the server's real limit: TARGET_EMBEDDING_MAX_TOKENS when set,
-else llama.cpp's batch size (its /props n_ubatch, else llama.cpp's default 512, never
-more than the slot's n_ctx), else 8191 for OpenAI's models, else 512 (what most open
-embedding models take). Counts are exact with the server's own tokenizer (llama.cpp's
+else llama.cpp's physical batch (its /props n_ubatch where reported; otherwise one
+request of more tokens than a slot holds, which llama.cpp refuses before computing
+anything with "input (N tokens) is too large to process ... (current batch size: B)",
+names B), less room for the tokens it adds (BOS, EOS), else 8191 for OpenAI's models,
+else 512 (what most open embedding models take). Should the server still refuse an
+input as too large, the limit it names is learned (for the process) and the texts are
+cut again and sent once more. Counts are exact with the server's own tokenizer (llama.cpp's
 /tokenize) or tiktoken's cl100k_base for OpenAI's models; otherwise a text's cost is
 taken as max(count, characters / 2), which overstates English and tables about twice,
 so truncation and request sizes stay on the safe side. Inputs go in requests of at most
@@ -48,12 +52,33 @@ DEFAULT_MAX_TOKENS = 512
 """The input limit of a model nobody reports (most open embedding models take 512)."""
 LLAMA_CPP_BATCH = 512
 """llama.cpp's default physical batch (-ub): an embedding input may not exceed it."""
+SPECIAL_TOKENS = 8
+"""Room for the tokens a server adds to an input (BOS, EOS): counts leave them out."""
+TOO_LARGE = re.compile(r"too large to process.*?current batch size: (\d+)", re.DOTALL)
+"""llama.cpp's refusal of an embedding input longer than its physical batch."""
+_LEARNED: dict[tuple[str, str], int] = {}
+"""(server, model) -> the input limit a server named: later embedders start from it."""
+_LEARNED_LOCK = threading.Lock()
 MODEL_MAX_TOKENS = {"text-embedding-3-small": 8191, "text-embedding-3-large": 8191,
                     "text-embedding-ada-002": 8191}
 MODEL_DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072,
                     "text-embedding-ada-002": 1536}
 QUERY_MEMORY = 256
 """Query vectors kept, so a query is embedded once however often it is searched."""
+
+
+class InputTooLarge(EmbeddingError):
+    """The server refused an input as longer than its batch, and named the batch."""
+
+    def __init__(self, message: str, batch: int) -> None:
+        super().__init__(message)
+        self.batch = batch
+
+
+def named_batch(message: str) -> int | None:
+    """The physical batch llama.cpp names when it refuses an input, else None."""
+    found = TOO_LARGE.search(message)
+    return int(found.group(1)) if found else None
 
 
 def _safe(text: str) -> str:
@@ -121,10 +146,14 @@ class OpenAIEmbedder:
     def max_tokens(self) -> int:
         """Tokens an input is cut to (asks the server the first time; module docstring)."""
         if self._max_tokens is None:
+            learned = _LEARNED.get((self.base_url, self.model))
             info = self.client.probe(self.model)
-            if info.llama_cpp:
-                limit = info.batch or LLAMA_CPP_BATCH
-                self._max_tokens = min(limit, info.context_window or limit)
+            if learned:
+                self._max_tokens = learned
+            elif info.llama_cpp:
+                window = info.context_window
+                limit = min(info.batch or self._ask_batch(window), window or LLAMA_CPP_BATCH)
+                self._max_tokens = max(1, limit - SPECIAL_TOKENS)
             else:
                 self._max_tokens = DEFAULT_MAX_TOKENS
         return self._max_tokens
@@ -132,6 +161,20 @@ class OpenAIEmbedder:
     @max_tokens.setter
     def max_tokens(self, value: int) -> None:
         self._max_tokens = value
+
+    def _ask_batch(self, window: int | None) -> int:
+        """llama.cpp's physical batch, which /props does not report: an input of more
+        tokens than a slot holds (a word is at least one token) is refused before any
+        computing, in words naming the batch. A server that takes it takes a slot."""
+        words = (window or LLAMA_CPP_BATCH) + 2 * SPECIAL_TOKENS
+        try:
+            self.client.embeddings([" ".join(["word"] * words)], model=self.model)
+        except CallFailed as exc:
+            batch = named_batch(str(exc))
+            log.info("embedding input limit of %s: %s", self.server,
+                     f"batch {batch}" if batch else f"unknown ({exc})")
+            return batch or LLAMA_CPP_BATCH
+        return window or LLAMA_CPP_BATCH
 
     def fingerprint(self) -> str:
         server = hashlib.sha256(self.base_url.rstrip("/").encode()).hexdigest()[:10]
@@ -191,6 +234,28 @@ class OpenAIEmbedder:
         if kind == "query" and items and all(t in self._queries for t in items):
             with self._lock:
                 return np.stack([self._queries[t] for t in items])
+        try:
+            vectors = self._embed(items, progress)
+        except InputTooLarge as exc:
+            limit = exc.batch - SPECIAL_TOKENS
+            if not 0 < limit < self.max_tokens:
+                raise
+            log.warning("%s takes at most %d tokens per input, not %d: cutting again",
+                        self.server, exc.batch, self.max_tokens)
+            self.max_tokens = limit
+            with _LEARNED_LOCK:
+                _LEARNED[(self.base_url, self.model)] = limit
+            vectors = self._embed(items, progress)
+        if kind == "query":
+            with self._lock:
+                for text, vector in zip(items, vectors, strict=True):
+                    self._queries[text] = vector
+                    self._queries.move_to_end(text)
+                while len(self._queries) > QUERY_MEMORY:
+                    self._queries.popitem(last=False)
+        return vectors
+
+    def _embed(self, items: list[str], progress: Progress) -> np.ndarray:
         fitted = [self.fit(text) for text in items]
         self.last_truncated = sum(1 for _, _, cut in fitted if cut)
         self.last_usage_tokens = 0
@@ -203,20 +268,18 @@ class OpenAIEmbedder:
             progress(end, len(items), "embedding")
         if not parts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = np.concatenate(parts)
-        if kind == "query":
-            with self._lock:
-                for text, vector in zip(items, vectors, strict=True):
-                    self._queries[text] = vector
-                    self._queries.move_to_end(text)
-                while len(self._queries) > QUERY_MEMORY:
-                    self._queries.popitem(last=False)
-        return vectors
+        return np.concatenate(parts)
 
     def _request(self, batch: list[str]) -> np.ndarray:
         try:
             response = self.client.embeddings(batch, model=self.model)
         except CallFailed as exc:
+            named = named_batch(str(exc))
+            if named:
+                raise InputTooLarge(
+                    f"embedding request failed: {exc} (inputs were cut to "
+                    f"{self.max_tokens} tokens; TARGET_EMBEDDING_MAX_TOKENS sets the "
+                    "limit)", named) from None
             raise EmbeddingError(f"embedding request failed: {exc}") from None
         where = f"{self.server} (model {self.model})"
         try:
