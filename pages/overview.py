@@ -16,6 +16,7 @@ from target_core.errors import TargetError
 from target_core.views.overview import (
     complete_runs,
     curves_view,
+    failed_runs_note,
     leaderboard_significance_ids,
     leaderboard_view,
     overview_filters,
@@ -112,6 +113,8 @@ if mode == "reproduce":
     reproduction()
     st.stop()
 runs = complete_runs(store)
+if failed_note := failed_runs_note(store):
+    st.warning(failed_note, icon=":material/error:")
 if not runs:
     st.info("No complete runs yet. Launch some on the Run page, or with "
             "`python -m target_core run --dataset demo-qa --retriever bm25`.")

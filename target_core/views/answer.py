@@ -195,7 +195,7 @@ def _context(dataset: TableLookup, record: dict[str, Any]) -> tuple[pd.DataFrame
     dropped = tuple(table_ref(tuple(k)) for k in cut.get("dropped") or [])
     note = ""
     if cut:
-        kind = "" if cut.get("exact") else " (estimated: tiktoken unavailable offline)"
+        kind = "" if cut.get("exact") else " (estimated: no exact tokenizer for this model)"
         note = f"{cut.get('tokens', 0):,} of {cut.get('budget', 0):,} tokens used{kind}"
     return pd.DataFrame(rows, columns=["table", "title", "rows"]), dropped, note
 

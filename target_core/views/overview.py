@@ -59,6 +59,21 @@ def complete_runs(store: RunStore) -> list[RunRecord]:
     return [r for r in store.list_runs() if r.status == "complete"]
 
 
+def failed_runs_note(store: RunStore, limit: int = 5) -> str | None:
+    """What the leaderboard leaves out because it failed (its numbers would measure the
+    failure), newest first: None when no run failed."""
+    from target_core.views.runs import run_label
+
+    failed = store.list_runs(status="failed")
+    if not failed:
+        return None
+    named = "; ".join(f"{run_label(r)} ({r.error or 'no reason recorded'})"
+                      for r in failed[:limit])
+    more = f"; and {len(failed) - limit} more" if len(failed) > limit else ""
+    return (f"{len(failed)} failed run(s) are left out of the leaderboard and the "
+            f"curves: {named}{more}.")
+
+
 def overview_filters(runs: Sequence[RunRecord]) -> OverviewFilters:
     by_task: dict[str, set[str]] = {}
     for run in runs:
