@@ -167,8 +167,10 @@ class TableView:
     """How a table becomes text: which identifying text, how many rows, which format.
 
     `rows=None` keeps every row, `rows=0` is header only, `rows=N` the first N rows.
-    The same view is shared by every retriever and every prompt, so a run records
-    exactly which text it indexed.
+    `context` names keys of each table's context to add to its text, in this order
+    (schema-aware views: "primary_key", "foreign_keys", "column_descriptions" or any other
+    key; a table without the key adds nothing). The same view is shared by every
+    retriever and every prompt, so a run records exactly which text it indexed.
     """
 
     title: bool = True
@@ -176,12 +178,23 @@ class TableView:
     table_id: bool = False
     rows: int | None = None
     format: str = "markdown"
+    context: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
             raise UnknownNameError("format", self.format, FORMATS)
         if self.rows is not None and (not isinstance(self.rows, int) or self.rows < 0):
             raise ConfigError(f"rows must be a non-negative integer or None, got {self.rows!r}")
+        if isinstance(self.context, str) or not isinstance(self.context, tuple | list):
+            raise ConfigError(f"context must be a list of context keys, got {self.context!r}")
+        object.__setattr__(self, "context", tuple(self.context))  # a list from JSON
+        for name in self.context:
+            if not isinstance(name, str) or not name.strip() or "," in name or name != \
+                    name.strip():
+                raise ConfigError(f"context key {name!r} must be a non-blank name without "
+                                  "commas or surrounding spaces")
+        if len(set(self.context)) != len(self.context):
+            raise ConfigError(f"context keys repeat: {', '.join(self.context)}")
 
     @property
     def key(self) -> str:
@@ -194,6 +207,8 @@ class TableView:
                                                  else f"rows:{self.rows}"),
             self.format,
         ]
+        if self.context:  # absent without context: keys of earlier views are unchanged
+            parts.append("context:" + ",".join(self.context))
         return "+".join(parts)
 
     @property
@@ -206,19 +221,24 @@ class TableView:
             "header only" if self.rows == 0 else f"{self.rows} rows")
         ident = [n for n, on in (("title", self.title), ("section", self.section_title),
                                  ("table id", self.table_id)) if on]
-        return f"{self.format}, {'+'.join(ident) or 'no title'}, {rows}"
+        context = f", with {'+'.join(self.context)}" if self.context else ""
+        return f"{self.format}, {'+'.join(ident) or 'no title'}, {rows}{context}"
 
     def with_(self, **changes: Any) -> TableView:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "section_title": self.section_title,
-                "table_id": self.table_id, "rows": self.rows, "format": self.format}
+        data: dict[str, Any] = {"title": self.title, "section_title": self.section_title,
+                                "table_id": self.table_id, "rows": self.rows,
+                                "format": self.format}
+        if self.context:  # absent when empty, so run keys of earlier views stay stable
+            data["context"] = list(self.context)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TableView:
         return cls(**{k: data[k] for k in ("title", "section_title", "table_id", "rows",
-                                           "format") if k in data})
+                                           "format", "context") if k in data})
 
     @classmethod
     def preset(cls, name: str) -> TableView:
@@ -226,6 +246,23 @@ class TableView:
             return VIEW_PRESETS[name]
         except KeyError:
             raise UnknownNameError("table view preset", name, VIEW_PRESETS) from None
+
+
+SCHEMA_CONTEXT: tuple[str, ...] = ("primary_key", "foreign_keys", "column_descriptions")
+"""The context keys of the "schema" view: keys and column descriptions (BIRD's
+database_description, Spider's and the demo's keys)."""
+
+
+def parse_view_context(text: str) -> tuple[str, ...]:
+    """The context keys of a comma-separated list ("primary_key, foreign_keys"); "schema"
+    stands for SCHEMA_CONTEXT, "" and "none" for no context. The CLI and the pages parse
+    a typed list here only."""
+    names: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part or part.lower() == "none":
+            continue
+        names.extend(SCHEMA_CONTEXT if part.lower() == "schema" else [part])
+    return tuple(dict.fromkeys(names))
 
 
 VIEW_PRESETS: dict[str, TableView] = {
@@ -239,12 +276,17 @@ VIEW_PRESETS: dict[str, TableView] = {
                               format="csv"),
     # GTR-T: tables serialized as CSV with their rows.
     "gtr-csv": TableView(title=True, section_title=False, rows=None, format="csv"),
+    # Schema-aware: the default view with each table's keys and column descriptions.
+    "schema": TableView(context=SCHEMA_CONTEXT),
 }
 
 
 CONTEXT_MODES: tuple[str, ...] = ("retrieved", "oracle", "none")
 SQL_SCHEMAS: tuple[str, ...] = ("database", "tables")
 DEFAULT_TOKEN_BUDGET = 8000
+DEFAULT_PROMPT_SET = "appendix-d"
+"""TARGET's paper prompts; the sets themselves are in generators/prompts.py (PROMPT_SETS),
+which checks a name when a run builds its prompts."""
 
 
 @dataclass(frozen=True)
@@ -256,7 +298,9 @@ class GenerationConfig:
     no-context prompt). `token_budget` caps the tokens of the tables (or schema) in
     each prompt; rows are cut to fit, in rank order. Text-to-SQL prompts get the schema of
     each context table's whole database (`sql_schema="database"`, TARGET's paper) or of
-    the context tables only (`"tables"`, TARGET's code and GTR-T).
+    the context tables only (`"tables"`, TARGET's code and GTR-T). `prompt_set` names the
+    prompts of generators/prompts.py's PROMPT_SETS the LLM generators are sent (the
+    heuristic generators read no prompt).
     """
 
     generator: str
@@ -264,6 +308,7 @@ class GenerationConfig:
     context_k: int | None = None
     token_budget: int = DEFAULT_TOKEN_BUDGET
     sql_schema: str = "database"
+    prompt_set: str = DEFAULT_PROMPT_SET
 
     def __post_init__(self) -> None:
         if self.context not in CONTEXT_MODES:
@@ -276,18 +321,25 @@ class GenerationConfig:
                               f"{self.token_budget!r}")
         if self.sql_schema not in SQL_SCHEMAS:
             raise UnknownNameError("SQL schema scope", self.sql_schema, SQL_SCHEMAS)
+        if not isinstance(self.prompt_set, str) or not self.prompt_set.strip():
+            raise ConfigError(f"prompt_set must be a prompt set's name, got {self.prompt_set!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"generator": self.generator, "context": self.context,
-                "context_k": self.context_k, "token_budget": self.token_budget,
-                "sql_schema": self.sql_schema}
+        data: dict[str, Any] = {"generator": self.generator, "context": self.context,
+                                "context_k": self.context_k,
+                                "token_budget": self.token_budget,
+                                "sql_schema": self.sql_schema}
+        if self.prompt_set != DEFAULT_PROMPT_SET:  # absent by default: run keys stay stable
+            data["prompt_set"] = self.prompt_set
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GenerationConfig:
         return cls(generator=data["generator"], context=data.get("context", "retrieved"),
                    context_k=data.get("context_k"),
                    token_budget=data.get("token_budget", DEFAULT_TOKEN_BUDGET),
-                   sql_schema=data.get("sql_schema", "database"))
+                   sql_schema=data.get("sql_schema", "database"),
+                   prompt_set=data.get("prompt_set", DEFAULT_PROMPT_SET))
 
 
 def short_spec(spec: str) -> str:
@@ -330,13 +382,16 @@ class RunConfig:
 
     @property
     def label(self) -> str:
-        """e.g. "bm25" or "bm25 → heuristic (oracle)"; a py: file is named without its
-        folder ("py:/home/me/mine.py:Mine" -> "py:mine.py:Mine")."""
+        """e.g. "bm25" or "bm25 → heuristic (oracle)", with the prompt set when it is not
+        the default ("bm25 → openai, target-code prompts"); a py: file is named without
+        its folder ("py:/home/me/mine.py:Mine" -> "py:mine.py:Mine")."""
         retriever = short_spec(self.retriever)
         if self.generation is None:
             return retriever
         mode = "" if self.generation.context == "retrieved" else f" ({self.generation.context})"
-        return f"{retriever} → {short_spec(self.generation.generator)}{mode}"
+        prompts = ("" if self.generation.prompt_set == DEFAULT_PROMPT_SET
+                   else f", {self.generation.prompt_set} prompts")
+        return f"{retriever} → {short_spec(self.generation.generator)}{mode}{prompts}"
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
