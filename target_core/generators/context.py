@@ -12,6 +12,8 @@ table whose header alone does not fit is dropped. Every cut is recorded on the q
 Text-to-SQL follows TARGET (Appendix C): the generator gets the schema (`CREATE TABLE`
 statements) of every table of each retrieved table's database, databases in rank
 order; the budget drops whole tables. Schemas are read read-only, once per database.
+Under a schema-aware view (TableView.context) each CREATE statement is followed by the
+same context lines the retrievers indexed, as SQL comments (serialize.context_lines).
 
 A generator with a context window (`prompt_limit(task)`, e.g. the OpenAI-compatible one)
 lowers the budget to what the window leaves: the window minus the reply's max tokens,
@@ -31,7 +33,7 @@ from typing import Any
 
 from target_core.errors import TargetError
 from target_core.generators.base import Column, Context, SchemaTable
-from target_core.serialize import table_text
+from target_core.serialize import context_lines, table_text
 from target_core.tokens import TokenCounter
 from target_core.types import Dataset, GenerationConfig, Query, Table, TableKey, TableView
 
@@ -60,11 +62,11 @@ PromptLimiter = Callable[[str], "PromptLimit | None"]
 
 
 def prompt_view(view: TableView) -> TableView:
-    """The view tables are shown to a generator with: the run's format, titles on, every
-    row (the budget cuts rows, not the retrieval view: a header-only index still gives
-    the generator the table's rows, as in TARGET)."""
+    """The view tables are shown to a generator with: the run's format and context keys,
+    titles on, every row (the budget cuts rows, not the retrieval view: a header-only
+    index still gives the generator the table's rows, as in TARGET)."""
     return TableView(title=True, section_title=True, table_id=False, rows=None,
-                     format=view.format)
+                     format=view.format, context=view.context)
 
 
 def _with_rows(table: Table, n: int) -> Table:
@@ -180,20 +182,23 @@ class ContextBuilder:
         for database_id in databases:
             header = f"\nDatabase Name: {database_id}\nSchema:"
             kept: list[SchemaTable] = []
+            statements: list[str] = []
             for table in self.schema(database_id):
                 if only is not None and (database_id, table.name) not in only:
                     continue
-                cost = self.counter.count(table.create_sql) + 2
+                statement = self._statement(table)
+                cost = self.counter.count(statement) + 2
                 if cost + (self.counter.count(header) if not kept else 0) > left:
                     dropped.append([database_id, table.name])
                     continue
                 if not kept:
                     left -= self.counter.count(header)
                 kept.append(table)
+                statements.append(statement)
                 left -= cost
             if kept:
                 shown.extend(kept)
-                parts.append(header + "".join(f"\n\n{t.create_sql}" for t in kept)
+                parts.append(header + "".join(f"\n\n{s}" for s in statements)
                              + "\n\n---\n")
         used = [d for d in databases if any(t.database_id == d for t in shown)]
         return Context(mode=self.generation.context, schema=tuple(shown),
@@ -202,6 +207,14 @@ class ContextBuilder:
                             "exact": self.counter.exact,
                             "tables": [{"key": [t.database_id, t.name]} for t in shown],
                             "dropped": dropped, **self._window})
+
+    def _statement(self, table: SchemaTable) -> str:
+        """The table's CREATE statement, then its view context lines as SQL comments."""
+        corpus = self.dataset.table_index.get((table.database_id, table.name))
+        if not self.view.context or corpus is None:
+            return table.create_sql
+        return "\n".join([table.create_sql,
+                          *(f"-- {line}" for line in context_lines(corpus, self.view))])
 
     def schema(self, database_id: str) -> tuple[SchemaTable, ...]:
         if database_id not in self._schemas:
