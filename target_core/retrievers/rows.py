@@ -1,0 +1,231 @@
+"""Row serialization: one vector per row, a table scored by its best row (the
+RowSerializationRetriever of TARGET's repository).
+
+Each row the run's TableView shows (its `rows` limit applies) becomes the text
+"col1 is v1, col2 is v2, ..." (empty cells left out), after "Title: ... | Section: ... |
+Table: ... | " when the view includes them; a table with no visible row is one text of
+its header ("col1, col2, ..."). TARGET writes every cell, empty ones too, and no title,
+so there a table without rows has no vector and is never retrieved.
+
+The Retriever protocol indexes one text per table, so `prepare_texts` gives each table
+its row texts one per line (a line break inside a cell becomes a space) and `index`
+splits them again: what the run stores and fingerprints is exactly what was embedded,
+and `index` needs nothing but its texts.
+
+Index: every row of the corpus in ONE Chroma collection, under the id "T:R" (T the
+table's position in the corpus, R the line in its text, i.e. the row), named like
+dense's by (texts, embedder): a rerun embeds nothing, an interrupted one resumes, and
+processes take turns (VectorStore.writing).
+
+Search: a table's score is its best row's cosine, max over rows r of cos(q, r). Chroma
+gives the n best rows, n = k + 1 and then doubled until they hold k + 1 distinct
+tables or every row is in (TARGET widens the same way until k; the one more shows
+whether the cut splits equal scores, as dense asks for k + 1); a table ranks at its
+first row in that list. When the cut does split equal scores, every table is scored
+exactly (score_all) and ties go to the lower index, as everywhere else.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from target_core.config import Settings
+from target_core.embeddings.base import Embedder, blas_threads
+from target_core.progress import Progress, no_progress
+from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError, Retriever, top_k_hits
+from target_core.serialize import cell_text, visible_rows
+from target_core.types import Table, TableView
+from target_core.vectorstore import VectorStore, collection_name
+
+EMBED_CHUNK = 256
+MATCHED_ROWS = 3
+"""Rows shown per retrieved table on the Query page."""
+
+
+def _flat(text: str) -> str:
+    """One line: the per-table text holds one row per line."""
+    return " ".join(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+
+
+def _prefix(table: Table, view: TableView) -> str:
+    parts = []
+    if view.title and table.title:
+        parts.append(f"Title: {table.title}")
+    if view.section_title and table.section_title:
+        parts.append(f"Section: {table.section_title}")
+    if view.table_id:
+        parts.append(f"Table: {table.table_id}")
+    return "".join(f"{_flat(p)} | " for p in parts)
+
+
+def row_texts(table: Table, view: TableView) -> list[str]:
+    """The texts embedded for `table`: one per visible row, or one of the header when
+    the view shows no row (header only, or an empty table)."""
+    prefix = _prefix(table, view)
+    rows = visible_rows(table, view)
+    if not rows:
+        return [prefix + (_flat(", ".join(table.header)) or table.table_id)]
+    texts = []
+    for row in rows:
+        cells = [f"{name} is {cell_text(value)}" for name, value in
+                 zip(table.header, row, strict=False) if cell_text(value) != ""]
+        texts.append(prefix + (_flat(", ".join(cells)) or "(empty row)"))
+    return texts
+
+
+def split_rows(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Every row text of the corpus in order, and where each table's rows start."""
+    rows: list[str] = []
+    starts = np.empty(len(texts), dtype=np.int64)
+    for i, text in enumerate(texts):
+        starts[i] = len(rows)
+        rows.extend(text.split("\n"))
+    return rows, starts
+
+
+class RowsRetriever(Retriever):
+    """Row vectors in one Chroma collection; `spec` is "rows:<embedder spec>"."""
+
+    description = "one vector per row in Chroma, a table scored by its best row"
+
+    def __init__(self, embedder: Embedder, store: VectorStore) -> None:
+        self.embedder = embedder
+        self.store = store
+        self.spec = f"rows:{embedder.spec}"
+        self._collection: Any = None
+        self._ids: list[str] = []
+        self._starts = np.zeros(0, dtype=np.int64)
+        self._matrix: np.ndarray | None = None
+        self._last_vectors: dict[str, np.ndarray] = {}
+        """The last search's queries and vectors: score_all of a missed query (gold
+        ranks) comes right after its search and reuses its vector."""
+
+    @classmethod
+    def from_spec(cls, embedder_spec: str, settings: Settings,
+                  store: VectorStore | None = None) -> RowsRetriever:
+        from target_core.embeddings import get_embedder
+
+        embedder = get_embedder(embedder_spec, settings)  # raises before any work
+        return cls(embedder, store or VectorStore.from_settings(settings))
+
+    def prepare_texts(self, tables: Sequence[Table], view: TableView, *,
+                      progress: Progress = no_progress) -> list[str]:
+        """Each table's row texts, one per line (row_texts)."""
+        return ["\n".join(row_texts(t, view)) for t in tables]
+
+    def index(self, texts: Sequence[str], *, corpus_key: str,
+              progress: Progress = no_progress) -> IndexInfo:
+        """Embed every line of `texts` (one row each) into one collection."""
+        started = time.perf_counter()
+        rows, starts = split_rows(texts)
+        ids = [f"{table}:{row}" for table, n in enumerate(np.diff(np.append(starts, len(rows))))
+               for row in range(n)]
+        name = collection_name(f"rows|{corpus_key}", self.embedder.fingerprint())
+
+        def waiting() -> None:
+            progress(0, len(rows), "waiting: another run is embedding these rows")
+
+        # opened and read only once it is ours, as in dense.py (Chroma keeps its first view)
+        with self.store.writing(name, waiting):
+            collection = self.store.collection(name, {"corpus_key": corpus_key,
+                                                      "embedder": self.embedder.spec,
+                                                      "n_tables": len(texts),
+                                                      "n_rows": len(rows)})
+            n_missing, truncated = self._embed_missing(collection, ids, rows, progress)
+        self.embedder.load()  # not inside the first query's time
+        self._collection, self._ids, self._starts = collection, ids, starts
+        self._matrix = None
+        return IndexInfo(len(texts), time.perf_counter() - started, {
+            "collection": name, "store": self.store.description, "rows": len(rows),
+            "embedded": n_missing, "cached": len(rows) - n_missing, "truncated": truncated,
+            "embedder": self.embedder.spec, "backend": self.embedder.backend})
+
+    def _embed_missing(self, collection: Any, ids: list[str], rows: list[str],
+                       progress: Progress) -> tuple[int, int]:
+        """Embed and store the rows not stored yet, in chunks; (how many, truncated)."""
+        stored = self.store.stored_ids(collection)
+        missing = [i for i, id_ in enumerate(ids) if id_ not in stored]
+        total = len(rows)
+        progress(total - len(missing), total, "embedding rows")
+        truncated = 0
+        for start in range(0, len(missing), EMBED_CHUNK):
+            chunk = missing[start:start + EMBED_CHUNK]
+            before = total - len(missing) + start
+
+            def within(done: int, _total: int, _what: str, before: int = before) -> None:
+                progress(before + done, total, "embedding rows")
+
+            vectors = self.embedder.embed([rows[i] for i in chunk], kind="document",
+                                          progress=within)
+            truncated += self.embedder.last_truncated
+            self.store.add(collection, [ids[i] for i in chunk], vectors)
+            progress(before + len(chunk), total, "embedding rows")
+        return len(missing), truncated
+
+    def _require(self) -> Any:
+        if self._collection is None:
+            raise NotIndexedError(self.spec)
+        return self._collection
+
+    def search(self, queries: Sequence[str], *, top_k: int) -> list[Hits]:
+        collection = self._require()
+        vectors = np.asarray(self.embedder.embed(list(queries), kind="query"))
+        self._last_vectors = dict(zip(queries, vectors, strict=True))
+        return [self._search_one(collection, query, vector, top_k)
+                for query, vector in zip(queries, vectors, strict=True)]
+
+    def _search_one(self, collection: Any, query: str, vector: np.ndarray, top_k: int
+                    ) -> Hits:
+        n_rows = len(self._ids)
+        if top_k <= 0 or n_rows == 0:
+            return []
+        n = min(top_k + 1, n_rows)
+        while True:
+            found = self.store.query(collection, vector[None, :], n, size=n_rows)[0]
+            best: dict[int, float] = {}
+            for id_, score in found:  # best first: a table's first row is its best
+                best.setdefault(int(id_.partition(":")[0]), score)
+            if len(best) > top_k or n >= n_rows:
+                break
+            n = min(2 * n, n_rows)
+        ranked = sorted(best.items(), key=lambda h: (-h[1], h[0]))
+        # every row not seen scores at most the (k+1)-th table's best, so the cut can
+        # split equal scores only if that table ties the k-th: which of them made the cut
+        # was Chroma's choice, so every table is scored exactly
+        if len(ranked) > top_k and ranked[top_k][1] == ranked[top_k - 1][1]:
+            return top_k_hits(self.score_all(query), top_k)
+        return ranked[:top_k]
+
+    def _row_scores(self, query: str) -> np.ndarray:
+        """Exact cosine of the query with every stored row (vectors are normalized)."""
+        collection = self._require()
+        if self._matrix is None:
+            self._matrix = self.store.vectors(collection, self._ids)
+        vector = self._last_vectors.get(query)
+        if vector is None:
+            vector = np.asarray(self.embedder.embed([query], kind="query")[0])
+        with blas_threads(1):  # as dense.score_all: a second BLAS thread only spins
+            return self._matrix @ vector
+
+    def score_all(self, query: str) -> np.ndarray:
+        """Each table's best row cosine, max over its rows of cos(q, r)."""
+        scores = self._row_scores(query)
+        if scores.size == 0:
+            return np.zeros(len(self._starts), dtype=np.float32)
+        return np.maximum.reduceat(scores, self._starts)
+
+    def matched_rows(self, query: str, tables: Sequence[int], per_table: int = MATCHED_ROWS
+                     ) -> list[list[tuple[int, float]]]:
+        """For each table position in `tables`, its `per_table` best rows as (line of its
+        text, i.e. row index, cosine), best first, ties to the lower row."""
+        scores = self._row_scores(query)
+        ends = np.append(self._starts[1:], scores.size)
+        out = []
+        for table in tables:
+            start, end = int(self._starts[table]), int(ends[table])
+            out.append(top_k_hits(scores[start:end].astype(np.float64), per_table))
+        return out
