@@ -3,7 +3,8 @@
 Specs: `bm25`, `tfidf`, `no-context`, `dense:EMBEDDER` (`dense:minilm`,
 `dense:openai`, `dense:openai/MODEL`), `hybrid` (= `hybrid:minilm`, fusion of bm25 and
 dense:minilm) or `hybrid:EMBEDDER[:OPTIONS]` (retrievers/fusion.py), `summary:EMBEDDER[@GENERATOR]`
-(generated table summaries, embedded; default minilm@heuristic), `py:MODULE:CLASS` or
+(generated table summaries, embedded; default minilm@heuristic), `rows[:EMBEDDER]` (one
+vector per row, a table scored by its best row; default minilm), `py:MODULE:CLASS` or
 `py:PATH.py:CLASS` (your own class: this protocol or TARGET's custom retriever shape,
 retrievers/plugin.py). The grammar is
 target_core.registry's; each family's `parts` reads its argument. Adding a retriever
@@ -73,6 +74,13 @@ def _summary(arg: str, settings: Settings) -> Retriever:
     return SummaryRetriever.from_specs(embedder.spec, generator.spec, settings)
 
 
+def _rows(arg: str, settings: Settings) -> Retriever:
+    from target_core.retrievers.rows import RowsRetriever
+
+    (embedder,) = _embedder_part(arg)
+    return RowsRetriever.from_spec(embedder.spec, settings)
+
+
 def _plugin(arg: str, settings: Settings) -> Retriever:
     from target_core.retrievers.plugin import build_plugin_retriever
 
@@ -103,6 +111,9 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
     Entry("summary", "generated table summaries embedded in Chroma, the LlamaIndex "
           "baseline (summary:EMBEDDER[@GENERATOR], default minilm@heuristic)", _summary,
           ("summary:minilm", "summary:openai@openai:gpt-4o-mini"), parts=_summary_parts),
+    Entry("rows", "one vector per row ('column is value, ...') in Chroma, a table scored "
+          "by its best row (rows[:EMBEDDER], default minilm)", _rows, ("rows",),
+          parts=_embedder_part),
     Entry("py", "your own class: py:MODULE:CLASS or py:PATH.py:CLASS, this project's "
           "Retriever protocol or TARGET's custom retriever (embed_corpus, retrieve)",
           _plugin, ("py:examples/target_style_retriever.py:KeywordRetriever",
