@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from target_core.config import Settings
 from target_core.datasets import load_dataset, registered_name
 from target_core.engine.generation import DownstreamStep
+from target_core.engine.haystack import Distractors, haystack_distractors, resolve_haystack
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import Cancelled, ConfigError, TargetError
 from target_core.generators import Generator, build_generator
@@ -187,12 +188,15 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
     is returned (`reused`), so a leaderboard keeps showing the run it showed. `fresh`
     makes a new run anyway (both are kept; the runs list numbers them). `on_start` is
     told the run once it is started or resumed (a job records which run it fills).
+    A `config.haystack` adds its distractor tables to the corpus (engine/haystack.py).
     A `Cancelled` raised by `progress` stops the run and marks it cancelled (resumable).
     Raises TargetError for unknown names and configuration problems before any work.
     """
-    config = replace(config, dataset=registered_name(config.dataset, settings))
+    config = replace(config, dataset=registered_name(config.dataset, settings),
+                     haystack=resolve_haystack(config.haystack, settings))
     dataset = load_dataset(config.dataset, settings)
     config = with_task_defaults(config, dataset.task)
+    distractors = haystack_distractors(dataset, config.haystack, settings)
     retriever = build_retriever(config.retriever, settings)
     generator = _generator_for(config, dataset, settings)
     store = store or RunStore.in_workspace(settings.workspace)
@@ -206,7 +210,7 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
         on_start(run)
     try:
         n_new = _execute(config, dataset, retriever, generator, queries, store, run, progress,
-                         batch_size, settings)
+                         batch_size, settings, distractors)
         metrics = run_metrics(store, run, dataset)
         failed = generation_failure(store.generation_errors(run.run_id),
                                     int(metrics.get("n_generated", 0)),
@@ -228,14 +232,16 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
 
 def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
              generator: Generator | None, queries: list[Query], store: RunStore,
-             run: RunRecord, progress: Progress, batch_size: int, settings: Settings) -> int:
+             run: RunRecord, progress: Progress, batch_size: int, settings: Settings,
+             distractors: Distractors) -> int:
+    tables = dataset.tables + distractors.tables  # a haystack's distractors come last
     # the view's serialization, or the retriever's own texts (LLM table summaries)
-    texts = retriever.prepare_texts(dataset.tables, config.view, progress=progress)
+    texts = retriever.prepare_texts(tables, config.view, progress=progress)
     fingerprint = texts_fingerprint(texts)
     info = retriever.index(texts, corpus_key=fingerprint, progress=progress)
-    keys = [t.key for t in dataset.tables]
+    keys = [t.key for t in tables]
     position = {key: i for i, key in enumerate(keys)}
-    details = dict(info.details) | retriever.tune_on_gold(queries, position)
+    details = dict(info.details) | retriever.tune_on_gold(queries, position) | distractors.info
     if generator is not None:
         details["generator"] = generator.label
     store.record_index(run.run_id, text_fingerprint=fingerprint,
