@@ -20,13 +20,14 @@ DEFAULT_WORKSPACE = PROJECT_ROOT / "data" / "workspace"
 
 
 MAX_TOKENS = {"qa": 256, "fact": 64, "sql": 512, "summary": 256, "writer": 768,
-              "judge": 256}
+              "judge": 256, "hyse": 512}
 """Default reply tokens per task (the TARGET_MAX_TOKENS_<TASK> settings)."""
 _TASK_REPLIES = {"qa": "a question's answer", "fact": "a fact verdict",
                  "sql": "text-to-SQL (reasoning, SQL and database as JSON)",
                  "summary": "a table's name and summary",
                  "writer": "the benchmark writer's questions",
-                 "judge": "the benchmark judge's verdict"}
+                 "judge": "the benchmark judge's verdict",
+                 "hyse": "HySE's hypothetical tables for a query"}
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ class Settings:
     context_window: int = 8192
     embedding_max_tokens: int | None = None
     max_tokens: Mapping[str, int] = field(default_factory=lambda: dict(MAX_TOKENS))
-    """Reply tokens per task: qa, fact, sql, summary, writer, judge."""
+    """Reply tokens per task: qa, fact, sql, summary, writer, judge, hyse."""
     local_context: int = 2048
     local_slots: int = 2
     local_threads: int | None = None

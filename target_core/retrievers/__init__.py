@@ -4,7 +4,9 @@ Specs: `bm25`, `tfidf`, `no-context`, `dense:EMBEDDER` (`dense:minilm`,
 `dense:openai`, `dense:openai/MODEL`), `hybrid` (= `hybrid:minilm`, fusion of bm25 and
 dense:minilm) or `hybrid:EMBEDDER[:OPTIONS]` (retrievers/fusion.py), `summary:EMBEDDER[@GENERATOR]`
 (generated table summaries, embedded; default minilm@heuristic), `rows[:EMBEDDER]` (one
-vector per row, a table scored by its best row; default minilm), `py:MODULE:CLASS` or
+vector per row, a table scored by its best row; default minilm),
+`hyse[:EMBEDDER][@GENERATOR][:OPTIONS]` (hypothetical tables written per query, embedded
+with it; default minilm@heuristic, retrievers/hyse.py), `py:MODULE:CLASS` or
 `py:PATH.py:CLASS` (your own class: this protocol or TARGET's custom retriever shape,
 retrievers/plugin.py). The grammar is
 target_core.registry's; each family's `parts` reads its argument. Adding a retriever
@@ -40,6 +42,19 @@ def _summary_parts(arg: str) -> tuple[Part, ...]:
     nested = parse_spec(arg, "@")
     return (Part("embedder", nested.name or DEFAULT_EMBEDDER),
             Part("generator", nested.arg or DEFAULT_SUMMARIZER))
+
+
+def _hyse_split(arg: str) -> tuple[tuple[Part, ...], str]:
+    """hyse[:EMBEDDER][@GENERATOR][:OPTIONS]: options (name=value,...) after the last
+    ':' as hybrid's, then EMBEDDER@GENERATOR as summary's."""
+    from target_core.retrievers.fusion import split_options
+
+    head, options = split_options(arg)
+    return _summary_parts(head), options
+
+
+def _hyse_parts(arg: str) -> tuple[Part, ...]:
+    return _hyse_split(arg)[0]
 
 
 def _bm25(arg: str, settings: Settings) -> Retriever:
@@ -81,6 +96,14 @@ def _rows(arg: str, settings: Settings) -> Retriever:
     return RowsRetriever.from_spec(embedder.spec, settings)
 
 
+def _hyse(arg: str, settings: Settings) -> Retriever:
+    from target_core.retrievers.hyse import HySERetriever, parse_hyse_options
+
+    (embedder, generator), options = _hyse_split(arg)
+    return HySERetriever.from_specs(embedder.spec, generator.spec,
+                                    parse_hyse_options(options), settings)
+
+
 def _plugin(arg: str, settings: Settings) -> Retriever:
     from target_core.retrievers.plugin import build_plugin_retriever
 
@@ -114,6 +137,10 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
     Entry("rows", "one vector per row ('column is value, ...') in Chroma, a table scored "
           "by its best row (rows[:EMBEDDER], default minilm)", _rows, ("rows",),
           parts=_embedder_part),
+    Entry("hyse", "HySE: N hypothetical tables written per query, embedded with it, "
+          "searched by their mean vector or merged per table (hyse[:EMBEDDER][@GENERATOR]"
+          "[:n=2,rows=2,agg=mean|split], default minilm@heuristic)", _hyse,
+          ("hyse", "hyse:minilm@heuristic:n=3,agg=split"), parts=_hyse_parts),
     Entry("py", "your own class: py:MODULE:CLASS or py:PATH.py:CLASS, this project's "
           "Retriever protocol or TARGET's custom retriever (embed_corpus, retrieve)",
           _plugin, ("py:examples/target_style_retriever.py:KeywordRetriever",
