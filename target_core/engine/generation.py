@@ -21,7 +21,7 @@ from typing import Any
 from target_core.generators import Generator
 from target_core.generators.base import Context, Generation, GenerationRequest
 from target_core.generators.context import ContextBuilder
-from target_core.generators.prompts import build_messages
+from target_core.generators.prompts import build_messages, prompt_set
 from target_core.metrics.downstream import DownstreamOutcome, per_query_downstream
 from target_core.metrics.facts import FACT_LABELS, gold_label, map_prediction
 from target_core.metrics.tasks import reference_of
@@ -43,6 +43,8 @@ class DownstreamStep:
                  view: TableView, counter: TokenCounter, *, top_k: int,
                  limits: SqlLimits | None = None, ves_repeats: int | None = None) -> None:
         self.generator = generator
+        prompt_set(generation.prompt_set)  # an unknown set stops the run before a query
+        self.prompts = generation.prompt_set
         # a generator with a context window (prompt_limit) lowers the budget to fit it
         self.contexts = ContextBuilder(dataset, generation, view, counter, top_k=top_k,
                                        limit=getattr(generator, "prompt_limit", None))
@@ -59,7 +61,8 @@ class DownstreamStep:
         task = self.evaluator.dataset.task
         messages = build_messages(task, query.query, context.text,
                                   no_context=context.mode == "none",
-                                  today=query.meta.get("reference_date"))
+                                  today=query.meta.get("reference_date"),
+                                  prompts=self.prompts)
         generation = self.generator.generate(GenerationRequest(task, query.query, context,
                                                                messages))
         return self.evaluator.evaluate(query, generation, context,

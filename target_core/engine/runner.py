@@ -36,6 +36,7 @@ from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import Cancelled, ConfigError, TargetError
 from target_core.generators import Generator, build_generator
 from target_core.generators.error_classes import classify_error
+from target_core.generators.prompts import prompt_set
 from target_core.metrics.retrieval import (
     QueryOutcome,
     aggregate_retrieval,
@@ -162,6 +163,7 @@ def _generator_for(config: RunConfig, dataset: Dataset, settings: Settings
     if dataset.task not in ANSWER_TASKS:
         raise ConfigError(f"dataset '{dataset.name}' has task '{dataset.task}': generation "
                           "needs a qa, fact or sql dataset")
+    prompt_set(config.generation.prompt_set)  # an unknown set stops the run before work
     return build_generator(config.generation.generator, settings)
 
 

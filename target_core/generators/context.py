@@ -141,7 +141,8 @@ class ContextBuilder:
         self.counter = limit.counter
         bare = build_messages(self.dataset.task, query.query, "",
                               no_context=self.generation.context == "none",
-                              today=query.meta.get("reference_date"))
+                              today=query.meta.get("reference_date"),
+                              prompts=self.generation.prompt_set)
         overhead = sum(self.counter.count(m["content"]) for m in bare)
         self._budget = max(0, min(self.generation.token_budget, limit.tokens - overhead))
         self._window = {"window": limit.window, "reply_tokens": limit.reply_tokens,

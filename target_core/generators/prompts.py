@@ -1,17 +1,35 @@
-"""TARGET's generator prompts (paper, Appendix D) and the chat messages built from them.
+"""TARGET's generator prompts as selectable sets, and the chat messages built from them.
 
-QA and fact verification follow the paper word for word. Text-to-SQL follows its
-CHESS-derived prompt; the paper fills `{format_instructions}` with LangChain's
-StructuredOutputParser text, so here the same three fields are asked for as a JSON
-object (and, with servers that support it, enforced with a JSON schema). The
-no-context baseline replaces the tables (or schema) with the paper's instruction.
+`appendix-d` (the default) is the paper's Appendix D. QA and fact verification follow it
+word for word. Text-to-SQL follows its CHESS-derived prompt; the paper fills
+`{format_instructions}` with LangChain's StructuredOutputParser text, so here the same
+three fields are asked for as a JSON object (and, with servers that support it, enforced
+with a JSON schema). The no-context baseline replaces the tables (or schema) with the
+paper's instruction.
+
+`target-code` is the prompt text of TARGET's current code, read at commit 5e0a5d0c8b3b
+(2025-06-05) of github.com/target-benchmark/target, target_benchmark/generators/
+GeneratorPrompts.py and Text2SQLGenerator.py: QA and fact prompts that let the model fall
+back on its own knowledge, a text-to-SQL prompt without format instructions sent under
+the system message "You are a helpful AI assistant." (Text2SQLGenerator.generate sends
+that, not TEXT2SQL_SYSTEM_PROMPT; the three fields come from structured output alone,
+which the openai generator asks of every server that supports it), and its own
+no-context instruction. Only the text is carried over (its typos included: it is what
+is compared); the tables are still serialized by the run's view.
+
+A set is one PROMPT_SETS entry; `prompt_set(name)` is the one check of a name. The
+heuristic generators read no prompt, so the set changes nothing for them.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
+
+from target_core.errors import UnknownNameError
+from target_core.types import DEFAULT_PROMPT_SET
 
 QA_SYSTEM = "You are a data analyst who reads tables to answer questions."
 QA_INSTRUCTION = (
@@ -75,8 +93,80 @@ SUMMARY_INSTRUCTION = (
     "first rows. Respond with a JSON object with the string fields \"table_name\" and "
     "\"table_summary\" and nothing else.\nTable: {table_contents}")
 
-_PROMPTS = {"qa": (QA_SYSTEM, QA_INSTRUCTION), "fact": (FACT_SYSTEM, FACT_INSTRUCTION),
-            "sql": (SQL_SYSTEM, SQL_INSTRUCTION)}
+# --- TARGET's code (see the module doc for the commit) ------------------------------------
+
+CODE_QA_INSTRUCTION = (
+    "\nUse the provided table(s) to answer the question. Yield a concise answer to the "
+    "question.\nIf none of the tables provide relevant information, use your knowledge base "
+    "to generate an answer \u2014 but only if you are confident in the answer's factuality."
+    "\nIf the neither the tables nor your knowledge can be used to answer the question "
+    "reliably, say that not enough information is provided.\n\n\n"
+    "Tables: {table_contents} \n\n\nQuestion: {query}\n")
+CODE_FACT_SYSTEM = ("You are an expert in evaluating statements on factuality given the "
+                    "provided tables")
+CODE_FACT_INSTRUCTION = (
+    "Given the following evidence which may take the form of sentences or a data table,\n"
+    "determine whether the evidence supports or refutes the following statement.\n"
+    "If none of the tables provide relevant information, refer to your knowledge base "
+    "\u2014 but only if you are confident your answer's factuality. If the neither the "
+    "evidence nor your knowledge can be used to verify the statement reliably, state that "
+    "there is not enough information.\nAssign the statement one of three labels: True, "
+    "False, Not Enough Information. Do not include anything else in your answer.\n\n\n"
+    "Tables: {table_contents}\n\n\nStatement: {query}\n")
+CODE_SQL_SYSTEM = "You are a helpful AI assistant."
+CODE_SQL_INSTRUCTION = (
+    "\nBelow, you are presented with a database schema and a question.\n"
+    "Your task is to read the schema, understand the question, and generate a\n"
+    "valid SQLite query to answer the question.\n"
+    "Before generating the final SQL query, think step by step on how to write the query."
+    "\n\nDatabase Schema:\n{database_schema}\n"
+    "This schema offers an in-depth description of the database's architecture,\n"
+    "detailing tables, columns, primary keys, foreign keys, and any pertinent\n"
+    "information regarding relationships or constraints.\n\n"
+    "Question:\n{query}\n\n"
+    "Take a deep breath and think step by step to find the correct SQLite SQL\n"
+    "query. If you follow all the instructions and generate the correct query,\n"
+    "I will give you 1 million dollars.")
+CODE_NO_CONTEXT = (
+    "Some or all tables are not available. Don't acknowledge the lack of information in "
+    "your response. Please use your knowledge base and answer to the best of your ability, "
+    "without producing false information. ")
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The (system, instruction) pair of each task and the no-context instruction.
+
+    Instructions are str.format templates with {table_contents} and {query} (QA, fact)
+    or {database_schema}, {query} and optionally {format_instructions} (text-to-SQL).
+    """
+
+    description: str
+    qa: tuple[str, str]
+    fact: tuple[str, str]
+    sql: tuple[str, str]
+    no_context: str
+
+
+PROMPT_SETS: dict[str, PromptSet] = {
+    "appendix-d": PromptSet(
+        "TARGET's paper, Appendix D (the default)",
+        (QA_SYSTEM, QA_INSTRUCTION), (FACT_SYSTEM, FACT_INSTRUCTION),
+        (SQL_SYSTEM, SQL_INSTRUCTION), NO_CONTEXT),
+    "target-code": PromptSet(
+        "TARGET's current code (GeneratorPrompts.py at 5e0a5d0c)",
+        (QA_SYSTEM, CODE_QA_INSTRUCTION), (CODE_FACT_SYSTEM, CODE_FACT_INSTRUCTION),
+        (CODE_SQL_SYSTEM, CODE_SQL_INSTRUCTION), CODE_NO_CONTEXT),
+}
+"""Name -> prompt set; adding a set is one entry here."""
+
+
+def prompt_set(name: str) -> PromptSet:
+    """The set named `name`; an unknown name is an UnknownNameError listing the sets."""
+    try:
+        return PROMPT_SETS[name]
+    except KeyError:
+        raise UnknownNameError("prompt set", name, PROMPT_SETS) from None
 
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -99,15 +189,18 @@ def today_line(today: date | str) -> str:
 
 
 def build_messages(task: str, query: str, context_text: str, *, no_context: bool = False,
-                   today: date | str | None = None) -> tuple[dict[str, str], ...]:
-    """System + instruction messages for `task` ("qa", "fact" or "sql").
+                   today: date | str | None = None, prompts: str = DEFAULT_PROMPT_SET
+                   ) -> tuple[dict[str, str], ...]:
+    """System + instruction messages for `task` ("qa", "fact" or "sql") from the prompt
+    set named `prompts` (PROMPT_SETS).
 
     `today` (text-to-SQL): the reference date of a question with relative time
     references (benchmark-builder datasets store one per query); it follows the
     question, so prompts of queries without one are TARGET's exactly.
     """
-    system, instruction = _PROMPTS[task]
-    contents = NO_CONTEXT if no_context else context_text
+    chosen = prompt_set(prompts)
+    system, instruction = {"qa": chosen.qa, "fact": chosen.fact, "sql": chosen.sql}[task]
+    contents = chosen.no_context if no_context else context_text
     if task == "sql":
         question = f"{query}\n{today_line(today)}" if today else query
         user = instruction.format(database_schema=contents, query=question,
