@@ -134,7 +134,8 @@ def cmd_ablate(args: argparse.Namespace) -> int:
     settings = load_settings(args.workspace)
     rows = _rows_list(args.rows)
     formats = tuple(f.strip() for f in args.formats.split(",")) if args.formats else None
-    variants = ablation_variants(rows or DEFAULT_ROWS, formats or FORMATS)
+    variants = ablation_variants(rows or DEFAULT_ROWS, formats or FORMATS,
+                                 schema=args.schema)
     if args.detach:
         from target_core.cli.jobs import print_launches
         from target_core.engine.ablate import ablation_configs
@@ -314,6 +315,9 @@ def analysis_arguments(name: str, command: argparse.ArgumentParser) -> None:
         command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
         command.add_argument("--rows", help="rows settings, comma-separated: all, N, 0 "
                              "(header only); default all,100,0")
+        command.add_argument("--schema", action="store_true",
+                             help="also the base view with each table's schema context "
+                                  "(primary and foreign keys, column descriptions)")
         command.add_argument("--formats", help="formats, comma-separated (default "
                              "markdown,csv,json; the first rows setting with the title)")
         command.add_argument("--progress", action="store_true",

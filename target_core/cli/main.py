@@ -75,9 +75,11 @@ def cmd_generators(args: argparse.Namespace) -> int:
 
 
 def _view(args: argparse.Namespace) -> Any:
-    from target_core.types import TableView
+    from target_core.types import TableView, parse_view_context
 
     view = TableView.preset(args.view or "default")
+    if args.view_context is not None:
+        view = view.with_(context=parse_view_context(args.view_context))
     if args.no_title:
         view = view.with_(title=False, section_title=False, table_id=False)
     if args.rows is not None:
@@ -91,7 +93,8 @@ def run_config(args: argparse.Namespace) -> Any:
     """The RunConfig from `run`'s flags; a --preset fills what the flags leave unset."""
     from target_core.engine.presets import pipeline_preset
     from target_core.errors import ConfigError
-    from target_core.types import GenerationConfig, RunConfig
+    from target_core.generators.prompts import prompt_set
+    from target_core.types import DEFAULT_PROMPT_SET, GenerationConfig, RunConfig
 
     preset = pipeline_preset(args.preset) if args.preset else None
     if preset is not None:
@@ -109,9 +112,12 @@ def run_config(args: argparse.Namespace) -> Any:
                                       context=args.context or "retrieved",
                                       context_k=args.context_k,
                                       token_budget=args.token_budget,
-                                      sql_schema=args.sql_schema or "database")
-    elif args.context or args.context_k or args.sql_schema:
-        raise ConfigError("--context, --context-k and --sql-schema need --generator")
+                                      sql_schema=args.sql_schema or "database",
+                                      prompt_set=args.prompt_set or DEFAULT_PROMPT_SET)
+        prompt_set(generation.prompt_set)
+    elif args.context or args.context_k or args.sql_schema or args.prompt_set:
+        raise ConfigError("--context, --context-k, --sql-schema and --prompt-set need "
+                          "--generator")
     return RunConfig(dataset=args.dataset, retriever=args.retriever, view=_view(args),
                      top_k=args.top_k, limit=args.limit, seed=args.seed,
                      generation=generation)
@@ -251,6 +257,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if record.error:
         print(f"{'error':<12} {record.error}")
     print(f"{'view':<12} {record.config.view.label} (top_k {record.config.top_k})")
+    if (generation := record.config.generation) is not None:
+        print(f"{'generation':<12} {record.config.label}, {generation.prompt_set} prompts")
     if served := data.get("served_models"):
         print(f"{'answered by':<12} " + ", ".join(f"{m} ({n})" for m, n in served.items()))
     for name, value in record.metrics.items():
@@ -304,7 +312,11 @@ def _run_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--top-k", type=int, default=10, help="tables retrieved per query")
     command.add_argument("--view",
                          help="table view preset (default, no-title, header-only, rows-100, "
-                              "target-ottqa, gtr-csv)")
+                              "target-ottqa, gtr-csv, schema)")
+    command.add_argument("--view-context", metavar="KEYS",
+                         help="context keys of each table added to its text, comma-separated "
+                              "(primary_key, foreign_keys, column_descriptions or any key of "
+                              "the corpus' context; 'schema' for the three; '' for none)")
     command.add_argument("--no-title", action="store_true",
                          help="drop the page title, section title and table id from the text")
     command.add_argument("--rows", type=int, help="serialize the first N rows (0: header only)")
@@ -327,6 +339,10 @@ def _run_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--sql-schema", choices=["database", "tables"],
                          help="text-to-SQL prompts show each retrieved table's whole "
                               "database (default) or only the retrieved tables")
+    command.add_argument("--prompt-set", metavar="NAME",
+                         help="the LLM generators' prompts: appendix-d (TARGET's paper, "
+                              "default) or target-code (TARGET's current code); the "
+                              "heuristic generators read no prompt")
     command.add_argument("--preset", help="a named pipeline: gtr-t (CSV tables, dense "
                          "retrieval, SQL generation and execution); flags override it")
     command.add_argument("--progress", action="store_true",

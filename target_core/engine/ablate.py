@@ -1,5 +1,6 @@
 """Metadata ablations as runs: the table-view variants of one retriever (title / no title
-× all rows / first 100 / header only, then the other formats), and running the ones not
+× all rows / first 100 / header only, then the other formats, and on request the view
+with the tables' schema context: keys and column descriptions), and running the ones not
 run yet. Each variant is an ordinary run, so an ablation resumes like any run and a
 variant already run with the same configuration is reused; analysis/ablation.py reads
 the stored variants as a paired experiment.
@@ -16,12 +17,13 @@ from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunRecord, RunStore, config_key
 from target_core.errors import ConfigError
 from target_core.progress import Progress, no_progress
-from target_core.types import FORMATS, RunConfig, TableView
+from target_core.types import FORMATS, SCHEMA_CONTEXT, Dataset, RunConfig, TableView
 
-__all__ = ["DEFAULT_ROWS", "Variant", "ablation_configs", "ablation_variants",
-           "complete_runs", "run_variants"]
+__all__ = ["DEFAULT_ROWS", "SCHEMA_VARIANT", "Variant", "ablation_configs",
+           "ablation_variants", "complete_runs", "has_schema_context", "run_variants"]
 
 DEFAULT_ROWS: tuple[int | None, ...] = (None, 100, 0)
+SCHEMA_VARIANT = "with schema context"
 
 
 @dataclass(frozen=True)
@@ -36,10 +38,18 @@ def _rows_name(rows: int | None) -> str:
                                             f"first {rows} rows")
 
 
+def has_schema_context(dataset: Dataset) -> bool:
+    """Whether any table carries a schema context key (SCHEMA_CONTEXT): where the schema
+    variant can differ from the base view (the Ablations page offers it by default)."""
+    return any(t.context.get(key) for t in dataset.tables for key in SCHEMA_CONTEXT)
+
+
 def ablation_variants(rows: Sequence[int | None] = DEFAULT_ROWS,
-                      formats: Sequence[str] = FORMATS) -> list[Variant]:
+                      formats: Sequence[str] = FORMATS, *, schema: bool = False
+                      ) -> list[Variant]:
     """Title × rows in markdown (the first is the base: title, all rows), then the other
-    formats with the title and all rows."""
+    formats with the title and the first rows setting; with `schema`, last, the base view
+    with the tables' keys and column descriptions (SCHEMA_VARIANT)."""
     if not rows:
         raise ConfigError("an ablation needs at least one rows setting")
     for fmt in formats:
@@ -54,6 +64,9 @@ def ablation_variants(rows: Sequence[int | None] = DEFAULT_ROWS,
                                 TableView(title=False, section_title=False, rows=r)))
     variants += [Variant(f"{fmt} format", TableView(rows=rows[0], format=fmt))
                  for fmt in formats if fmt != "markdown"]
+    if schema:
+        variants.append(Variant(SCHEMA_VARIANT, TableView(rows=rows[0],
+                                                          context=SCHEMA_CONTEXT)))
     return variants
 
 

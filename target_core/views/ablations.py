@@ -28,10 +28,12 @@ TABLE_FORMATS = {**{f"R@{k}": "{:.3f}" for k in RECALL_KS}, "ms": "{:.2f}",
 """Number formats of AblationReport.table()'s columns."""
 
 
-def chosen_variants(rows: Sequence[str], formats: Sequence[str]) -> list[Variant]:
+def chosen_variants(rows: Sequence[str], formats: Sequence[str], *, schema: bool = False
+                    ) -> list[Variant]:
     """The variants for the page's choices: ROWS_CHOICES labels and formats (markdown
-    when none is chosen)."""
-    return ablation_variants([ROWS_CHOICES[r] for r in rows], formats or ["markdown"])
+    when none is chosen), and with `schema` the schema-context variant."""
+    return ablation_variants([ROWS_CHOICES[r] for r in rows], formats or ["markdown"],
+                             schema=schema)
 
 
 def missing_variants(report: AblationReport) -> list[str]:
