@@ -8,7 +8,13 @@ import streamlit as st
 from pages._ui import resources
 from pages._ui.url import remember, sticky, url_selectbox
 from target_core.errors import TargetError
-from target_core.types import VIEW_PRESETS, Dataset, TableView
+from target_core.types import (
+    SCHEMA_CONTEXT,
+    VIEW_PRESETS,
+    Dataset,
+    TableView,
+    parse_view_context,
+)
 from target_core.views.runs import run_label
 
 
@@ -63,7 +69,8 @@ def grid_height(n_rows: int, max_rows: int = 10) -> int:
 
 
 def view_picker(key: str, default: str = "default") -> TableView:
-    """Widgets for a TableView: a preset, then adjustable title, rows and format."""
+    """Widgets for a TableView: a preset, then adjustable title, rows, format and the
+    context keys added to the text (schema-aware views)."""
     presets = list(VIEW_PRESETS)
     preset = st.selectbox("Table view preset", presets, index=presets.index(default),
                           key=f"{key}-preset",
@@ -83,5 +90,10 @@ def view_picker(key: str, default: str = "default") -> TableView:
     if mode == "first N rows":
         rows = int(st.number_input("N rows", min_value=1, max_value=100_000,
                                    value=base.rows or 20, key=f"{key}-{preset}-n"))
+    context = st.multiselect(
+        "Schema context", list(dict.fromkeys([*SCHEMA_CONTEXT, *base.context])),
+        default=list(base.context), key=f"{key}-{preset}-context", accept_new_options=True,
+        help="Keys of each table's context added to its text: primary and foreign keys, "
+             "column descriptions (as BIRD's), or type any other key (e.g. database).")
     return TableView(title=title, section_title=section, table_id=table_id, rows=rows,
-                     format=fmt)
+                     format=fmt, context=parse_view_context(",".join(context)))
