@@ -1,7 +1,8 @@
 """Ablations: one retriever over table views (title / no title × all rows / first 100 /
-header only, and the format) on the same queries, as paired experiments: the Table 2
-layout with p-values against the base view, and which queries depend on the title or the
-rows. ?dataset=NAME&retriever=SPEC&limit=N reopens it."""
+header only, the format, and the view with the tables' schema context) on the same
+queries, as paired experiments: the Table 2 layout with p-values against the base view,
+and which queries depend on the title or the rows. ?dataset=NAME&retriever=SPEC&limit=N
+reopens it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import streamlit as st
 from pages._ui import jobs, resources, shell, url, widgets
 from pages._ui.text import plain
 from target_core.analysis.failure_figures import ablation_bars
-from target_core.engine.ablate import ablation_configs
+from target_core.engine.ablate import SCHEMA_VARIANT, ablation_configs, has_schema_context
 from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.retrievers import EXAMPLE_SPECS, split_spec
@@ -58,12 +59,17 @@ rows_chosen = cols[0].multiselect("Rows", list(ROWS_CHOICES), ["all rows", "firs
                                        "base row of the table.")
 formats = cols[1].multiselect("Formats", FORMATS, FORMATS, key="ablation-formats",
                               help="Each with the title and the first rows setting.")
+schema = st.checkbox(f"Also {SCHEMA_VARIANT}", has_schema_context(dataset),
+                     key=f"ablation-schema-{dataset.name}",
+                     help="The base view with each table's primary and foreign keys and "
+                          "column descriptions added (on by default where the dataset's "
+                          "tables carry them, e.g. demo-sql).")
 url.write(retriever=retriever, top_k=top_k, limit=limit)
 if not rows_chosen or not retriever:
     st.info("Pick a retriever and at least one rows setting.")
     st.stop()
 
-variants = chosen_variants(rows_chosen, formats)
+variants = chosen_variants(rows_chosen, formats, schema=schema)
 options = {"top_k": top_k, "limit": limit or None, "variants": variants}
 try:
     report = load_ablation(resources.store(), resources.settings(), dataset, retriever, **options)

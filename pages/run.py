@@ -16,10 +16,12 @@ from target_core.engine.presets import pipeline_preset
 from target_core.errors import TargetError
 from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
 from target_core.generators.llama_server import local_label
+from target_core.generators.prompts import PROMPT_SETS
 from target_core.metrics.tasks import ANSWER_TASKS
 from target_core.retrievers import EXAMPLE_SPECS
 from target_core.types import (
     CONTEXT_MODES,
+    DEFAULT_PROMPT_SET,
     DEFAULT_TOKEN_BUDGET,
     SQL_SCHEMAS,
     GenerationConfig,
@@ -86,12 +88,19 @@ if dataset.task in ANSWER_TASKS:
                                 disabled=dataset.task != "sql",
                                 help="database: every table of each retrieved table's "
                                 "database (TARGET); tables: only the retrieved tables (GTR-T)")
+        prompt_names = list(PROMPT_SETS)
+        prompts = st.selectbox(
+            "Prompt set", prompt_names, index=prompt_names.index(DEFAULT_PROMPT_SET),
+            key="run-prompt-set", format_func=lambda n: f"{n}: {PROMPT_SETS[n].description}",
+            help="The prompts the LLM generators (openai, local:) are sent; recorded with "
+            "the run. The heuristic generators read no prompt.")
     if generator != NO_GENERATOR:
         generation = GenerationConfig(generator=generator, context=context,
                                       context_k=context_k or None, token_budget=budget,
-                                      sql_schema=schema)
+                                      sql_schema=schema, prompt_set=prompts)
         if generator == "heuristic":
-            st.caption("Generator: heuristic, an offline baseline with no model.")
+            st.caption("Generator: heuristic, an offline baseline with no model (it reads "
+                       "no prompt: the prompt set changes nothing).")
         elif generator.startswith("local:"):
             try:
                 st.caption(f"Generator: {plain(local_label(generator[len('local:'):]))}. "
