@@ -1,6 +1,7 @@
 """Compare: two or more runs on one dataset, query by query: means with confidence
 intervals, paired tests with win/tie/loss, gold ranks side by side and the flipped
-queries with links to the Query page. ?runs=BASELINE,OTHER,...&k=K reopens it."""
+queries with links to the Query page; runs that differ only in their prompt set read as
+a prompt-set comparison. ?runs=BASELINE,OTHER,...&k=K reopens it."""
 
 from __future__ import annotations
 
@@ -106,6 +107,10 @@ except TargetError as exc:
     st.stop()
 
 comparison, outcomes, names, runs = view.comparison, view.outcomes, view.names, view.runs
+if view.heading:
+    st.subheader(plain(view.heading))
+    st.caption("The same pipeline, view, k and queries: only the prompts the generator was "
+               "sent differ.")
 st.caption(f"{plain(comparison.dataset)} · {comparison.n_queries} queries answered by "
            f"every run · hit@{comparison.k} · baseline: {plain(names[selected[0]])}")
 for pair in comparison.pairs:

@@ -3,12 +3,14 @@ dataset), the shared cutoffs, and one comparison with its per-query outcomes, na
 flipped-query tables with links to each run's Query page.
 
 Runs are grouped by their dataset's content (fingerprint), so runs made with a folder
-path and with the dataset's name are listed together, under the name."""
+path and with the dataset's name are listed together, under the name. Runs that differ
+only in their prompt set are a prompt-set comparison: each is named by its set."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -19,6 +21,7 @@ from target_core.analysis.significance import outcomes_frame
 from target_core.analysis.slices import SliceView, by_slice
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.retrieval import STANDARD_KS, default_ks
+from target_core.types import DEFAULT_PROMPT_SET, RunConfig
 from target_core.views.links import query_link
 
 
@@ -93,6 +96,17 @@ class CompareView:
     flipped: dict[str, pd.DataFrame]
     """Compared run id -> its flipped queries vs the baseline, with `open baseline` and
     `open compared` links to the Query page."""
+    prompt_sets: tuple[str, ...] = ()
+    """The runs' prompt sets, in run order, when they differ only in it (else empty)."""
+
+    @property
+    def heading(self) -> str:
+        """What the comparison is, e.g. "Prompt sets: appendix-d (baseline) vs
+        target-code"; empty unless the runs differ only in their prompt set."""
+        if not self.prompt_sets:
+            return ""
+        sets = list(dict.fromkeys(self.prompt_sets))
+        return f"Prompt sets: {sets[0]} (baseline) vs {', '.join(sets[1:])}"
 
     @property
     def file_stem(self) -> str:
@@ -106,13 +120,39 @@ def compare_view(store: RunStore, run_ids: Sequence[str], k: int | None = None
     outcomes = outcomes_frame(store, run_ids, comparison.k)
     runs = [store.get_run(r) for r in run_ids]
     names = run_names(runs)
+    prompt_sets = only_prompt_sets_differ(runs)
+    if prompt_sets:  # the label names a set only when it is not the default: name each
+        names = {r.run_id: f"{_default_prompts(r.config).label} · {s} prompts"
+                 + (f" ({r.run_id})" if prompt_sets.count(s) > 1 else "")
+                 for r, s in zip(runs, prompt_sets, strict=True)}
     flipped = {}
     for pair in comparison.pairs:
         table = flipped_table(pair, names)
         table["open baseline"] = [query_link(pair.baseline, q) for q in table["query_id"]]
         table["open compared"] = [query_link(pair.other, q) for q in table["query_id"]]
         flipped[pair.other] = table
-    return CompareView(comparison, runs, outcomes, names, flipped)
+    return CompareView(comparison, runs, outcomes, names, flipped, prompt_sets)
+
+
+def _default_prompts(config: RunConfig) -> RunConfig:
+    if config.generation is None:
+        return config
+    return replace(config, generation=replace(config.generation,
+                                              prompt_set=DEFAULT_PROMPT_SET))
+
+
+def only_prompt_sets_differ(runs: Sequence[RunRecord]) -> tuple[str, ...]:
+    """The runs' prompt sets in order when every run has a generator, their
+    configurations are equal but for the prompt set, and the sets are not all one;
+    else ()."""
+    if any(r.config.generation is None for r in runs):
+        return ()
+    sets = tuple(r.config.generation.prompt_set for r in runs
+                 if r.config.generation is not None)
+    # the dataset's spelling (name or folder path) may differ: its content is the same
+    same = len({json.dumps(_default_prompts(r.config).to_dict() | {"dataset": ""},
+                           sort_keys=True) for r in runs}) == 1
+    return sets if same and len(set(sets)) > 1 else ()
 
 
 def compare_slices(store: RunStore, view: CompareView, metadata: pd.DataFrame, field: str
