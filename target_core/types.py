@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -355,86 +354,6 @@ def short_spec(spec: str) -> str:
 
 
 @dataclass(frozen=True)
-class Haystack:
-    """TARGET's needle-in-a-haystack setting: `size` distractor tables drawn from the
-    tables of `sources` (registered dataset names or dataset folder paths) and added to a
-    run's corpus. The draw is the first `size` of a `seed`ed permutation of the pooled
-    tables (engine/haystack.py), so the same size and seed give the same tables and a
-    larger size a superset of a smaller one.
-
-    Spec form, parsed here only: "N@SOURCE[,SOURCE][#SEED]", e.g. "370@demo-fact,demo-sql"
-    or "100@demo-fact#2" (seed 0 when left out).
-    """
-
-    size: int
-    sources: tuple[str, ...]
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 0:
-            raise ConfigError(f"haystack size must be a non-negative integer, got "
-                              f"{self.size!r}")
-        if isinstance(self.sources, str) or not isinstance(self.sources, tuple | list):
-            raise ConfigError(f"haystack sources must be a list of dataset names or "
-                              f"folders, got {self.sources!r}")
-        object.__setattr__(self, "sources", tuple(self.sources))  # a list from JSON
-        if not self.sources:
-            raise ConfigError("a haystack needs at least one source dataset")
-        for source in self.sources:
-            if not isinstance(source, str) or not source.strip() or "," in source:
-                raise ConfigError(f"haystack source {source!r} must be a dataset name or "
-                                  "folder without commas")
-        if len(set(self.sources)) != len(self.sources):
-            raise ConfigError(f"haystack sources repeat: {', '.join(self.sources)}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise ConfigError(f"haystack seed must be an integer, got {self.seed!r}")
-
-    @property
-    def spec(self) -> str:
-        """The spec string that parses back to this haystack."""
-        return (f"{self.size}@{','.join(self.sources)}"
-                + (f"#{self.seed}" if self.seed else ""))
-
-    @property
-    def label(self) -> str:
-        """e.g. "+ 370 distractors", as run labels end."""
-        return f"+ {self.size} distractor{'' if self.size == 1 else 's'}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"size": self.size, "sources": list(self.sources), "seed": self.seed}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Haystack:
-        return cls(size=data["size"], sources=tuple(data["sources"]),
-                   seed=data.get("seed", 0))
-
-    @classmethod
-    def parse(cls, spec: str) -> Haystack:
-        """A Haystack from "N@SOURCE[,SOURCE][#SEED]"; ConfigError naming the bad part."""
-        form = "N@SOURCE[,SOURCE][#SEED], e.g. 370@demo-fact,demo-sql"
-        size_text, at, rest = spec.strip().partition("@")
-        if not at:
-            raise ConfigError(f"haystack '{spec}' is not of the form {form}")
-        size_text = size_text.strip()
-        if not size_text.isdigit():
-            raise ConfigError(f"haystack size '{size_text}' in '{spec}' is not a "
-                              "non-negative integer")
-        seed = 0
-        if "#" in rest:
-            rest, _, seed_text = rest.rpartition("#")
-            if not re.fullmatch(r"-?\d+", seed_text.strip()):
-                raise ConfigError(f"haystack seed '{seed_text}' in '{spec}' is not an "
-                                  "integer")
-            seed = int(seed_text)
-        sources = [s.strip() for s in rest.split(",")]
-        if not any(sources):
-            raise ConfigError(f"haystack '{spec}' names no source dataset ({form})")
-        if not all(sources):
-            raise ConfigError(f"haystack '{spec}' has an empty source between commas")
-        return cls(size=int(size_text), sources=tuple(sources), seed=seed)
-
-
-@dataclass(frozen=True)
 class RunConfig:
     """Everything that decides a retrieval run's results; equal configs resume each other."""
 
@@ -446,8 +365,9 @@ class RunConfig:
     seed: int = 0
     generation: GenerationConfig | None = None
     """None for a retrieval-only run."""
-    haystack: Haystack | None = None
-    """Distractor tables added to the corpus (retrieval-only runs); None: the dataset's."""
+    haystack: str | None = None
+    """Distractor tables added to the corpus, as "N@SOURCE[,SOURCE][#SEED]" (parsed and
+    drawn by engine/haystack.py; retrieval-only runs); None: the dataset's tables only."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.top_k, int) or self.top_k < 1:
@@ -455,8 +375,8 @@ class RunConfig:
         if self.limit is not None and (not isinstance(self.limit, int) or self.limit < 1):
             raise ConfigError(f"limit must be a positive integer, got {self.limit!r}")
         if self.haystack is not None and self.generation is not None:
-            raise ConfigError(f"haystack {self.haystack.spec}: a run with distractor tables "
-                              "is retrieval-only (drop the generator)")
+            raise ConfigError(f"haystack {self.haystack}: a run with distractor tables is "
+                              "retrieval-only (drop the generator)")
 
     def to_dict(self) -> dict[str, Any]:
         data = {"dataset": self.dataset, "retriever": self.retriever,
@@ -465,7 +385,7 @@ class RunConfig:
         if self.generation is not None:  # absent for retrieval runs: their keys stay stable
             data["generation"] = self.generation.to_dict()
         if self.haystack is not None:  # absent without one: keys of other runs stay stable
-            data["haystack"] = self.haystack.to_dict()
+            data["haystack"] = self.haystack
         return data
 
     @property
@@ -474,8 +394,8 @@ class RunConfig:
         the default ("bm25 → openai, target-code prompts"); a py: file is named without
         its folder ("py:/home/me/mine.py:Mine" -> "py:mine.py:Mine")."""
         retriever = short_spec(self.retriever)
-        if self.haystack is not None:
-            retriever += f" {self.haystack.label}"
+        if self.haystack is not None:  # "bm25 + 370 distractors"
+            retriever += f" + {self.haystack.partition('@')[0]} distractors"
         if self.generation is None:
             return retriever
         mode = "" if self.generation.context == "retrieved" else f" ({self.generation.context})"
@@ -490,5 +410,4 @@ class RunConfig:
                    limit=data.get("limit"), seed=data.get("seed", 0),
                    generation=(GenerationConfig.from_dict(data["generation"])
                                if data.get("generation") else None),
-                   haystack=(Haystack.from_dict(data["haystack"])
-                             if data.get("haystack") else None))
+                   haystack=data.get("haystack"))

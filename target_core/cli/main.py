@@ -19,6 +19,7 @@ from typing import Any
 from target_core.cli.analysis import ANALYSIS_COMMANDS, analysis_arguments
 from target_core.cli.benchgen import BENCHGEN_COMMANDS, benchgen_arguments
 from target_core.cli.format import ProgressBar, format_rows, run_summary
+from target_core.cli.haystack import HAYSTACK_COMMANDS, haystack_arguments
 from target_core.cli.importing import IMPORT_COMMANDS, import_arguments
 from target_core.cli.jobs import JOB_COMMANDS, job_arguments, print_launch
 from target_core.config import load_settings
@@ -91,6 +92,7 @@ def _view(args: argparse.Namespace) -> Any:
 
 def run_config(args: argparse.Namespace) -> Any:
     """The RunConfig from `run`'s flags; a --preset fills what the flags leave unset."""
+    from target_core.engine.haystack import Haystack
     from target_core.engine.presets import pipeline_preset
     from target_core.errors import ConfigError
     from target_core.generators.prompts import prompt_set
@@ -120,7 +122,8 @@ def run_config(args: argparse.Namespace) -> Any:
                           "--generator")
     return RunConfig(dataset=args.dataset, retriever=args.retriever, view=_view(args),
                      top_k=args.top_k, limit=args.limit, seed=args.seed,
-                     generation=generation)
+                     generation=generation,
+                     haystack=Haystack.parse(args.haystack).spec if args.haystack else None)
 
 
 def _print_estimate(config: Any, settings: Any) -> None:
@@ -300,6 +303,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     **IMPORT_COMMANDS,
     **JOB_COMMANDS,
     **ANALYSIS_COMMANDS,
+    **HAYSTACK_COMMANDS,
     **BENCHGEN_COMMANDS,
 }
 
@@ -326,6 +330,9 @@ def _run_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--fresh", action="store_true",
                          help="run again although this configuration is complete (both "
                               "runs are kept)")
+    command.add_argument("--haystack", metavar="N@SOURCE[,SOURCE][#SEED]",
+                         help="add N distractor tables drawn from other datasets to the "
+                              "corpus (retrieval only), e.g. 370@demo-fact,demo-sql")
     command.add_argument("--generator",
                          help="answer each query too: heuristic (offline baseline) or "
                               "openai[:MODEL]")
@@ -383,6 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
             job_arguments(name, command)
         elif name in ANALYSIS_COMMANDS:
             analysis_arguments(name, command)
+        elif name in HAYSTACK_COMMANDS:
+            haystack_arguments(command)
         elif name in BENCHGEN_COMMANDS:
             benchgen_arguments(command)
     return parser

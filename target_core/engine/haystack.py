@@ -22,6 +22,7 @@ folder). Its text is the source table's under the run's view.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,13 +31,80 @@ from typing import Any
 from target_core.config import Settings
 from target_core.datasets import discover, load_dataset, registered_name
 from target_core.errors import ConfigError, TargetError, UnknownNameError
-from target_core.types import Dataset, Haystack, Query, Table, TableKey, TableLookup
+from target_core.types import Dataset, Query, Table, TableKey, TableLookup
 
-__all__ = ["PREFIX", "Distractors", "HaystackLookup", "distractor_key", "distractor_pool",
-           "distractor_source", "draw", "haystack_distractors", "resolve_haystack",
-           "source_tag", "with_distractors"]
+__all__ = ["PREFIX", "Distractors", "Haystack", "HaystackLookup", "distractor_key",
+           "distractor_pool", "distractor_source", "draw", "haystack_distractors",
+           "resolve_haystack", "source_tag", "with_distractors"]
 
 PREFIX = "haystack["
+
+
+@dataclass(frozen=True)
+class Haystack:
+    """TARGET's needle-in-a-haystack setting: `size` distractor tables drawn from the
+    tables of `sources` (registered dataset names or dataset folder paths) and added to a
+    run's corpus. The draw is the first `size` of a `seed`ed permutation of the pooled
+    tables, so the same size and seed give the same tables and a larger size a superset
+    of a smaller one.
+
+    A run stores it as its spec, RunConfig.haystack: "N@SOURCE[,SOURCE][#SEED]", e.g.
+    "370@demo-fact,demo-sql" or "100@demo-fact#2" (seed 0 when left out), parsed here only.
+    """
+
+    size: int
+    sources: tuple[str, ...]
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 0:
+            raise ConfigError(f"haystack size must be a non-negative integer, got "
+                              f"{self.size!r}")
+        if isinstance(self.sources, str) or not isinstance(self.sources, tuple | list):
+            raise ConfigError(f"haystack sources must be a list of dataset names or "
+                              f"folders, got {self.sources!r}")
+        object.__setattr__(self, "sources", tuple(self.sources))  # a list from JSON
+        if not self.sources:
+            raise ConfigError("a haystack needs at least one source dataset")
+        for source in self.sources:
+            if not isinstance(source, str) or not source.strip() or "," in source:
+                raise ConfigError(f"haystack source {source!r} must be a dataset name or "
+                                  "folder without commas")
+        if len(set(self.sources)) != len(self.sources):
+            raise ConfigError(f"haystack sources repeat: {', '.join(self.sources)}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ConfigError(f"haystack seed must be an integer, got {self.seed!r}")
+
+    @property
+    def spec(self) -> str:
+        """The spec string that parses back to this haystack."""
+        return (f"{self.size}@{','.join(self.sources)}"
+                + (f"#{self.seed}" if self.seed else ""))
+
+    @classmethod
+    def parse(cls, spec: str) -> Haystack:
+        """A Haystack from "N@SOURCE[,SOURCE][#SEED]"; ConfigError naming the bad part."""
+        form = "N@SOURCE[,SOURCE][#SEED], e.g. 370@demo-fact,demo-sql"
+        size_text, at, rest = spec.strip().partition("@")
+        if not at:
+            raise ConfigError(f"haystack '{spec}' is not of the form {form}")
+        size_text = size_text.strip()
+        if not size_text.isdigit():
+            raise ConfigError(f"haystack size '{size_text}' in '{spec}' is not a "
+                              "non-negative integer")
+        seed = 0
+        if "#" in rest:
+            rest, _, seed_text = rest.rpartition("#")
+            if not re.fullmatch(r"-?\d+", seed_text.strip()):
+                raise ConfigError(f"haystack seed '{seed_text}' in '{spec}' is not an "
+                                  "integer")
+            seed = int(seed_text)
+        sources = [s.strip() for s in rest.split(",")]
+        if not any(sources):
+            raise ConfigError(f"haystack '{spec}' names no source dataset ({form})")
+        if not all(sources):
+            raise ConfigError(f"haystack '{spec}' has an empty source between commas")
+        return cls(size=int(size_text), sources=tuple(sources), seed=seed)
 
 
 def source_tag(source: str) -> str:
@@ -57,14 +125,18 @@ def distractor_source(key: TableKey) -> str | None:
     return database_id[len(PREFIX):].partition("]")[0]
 
 
-def resolve_haystack(haystack: Haystack | None, settings: Settings) -> Haystack | None:
-    """The haystack as runs store it: sources by registered name (a registered folder
-    given by its path runs under its name), and None for size 0, so N = 0 is the plain
-    run of the dataset and reuses it."""
-    if haystack is None or haystack.size == 0:
+def resolve_haystack(spec: str | None, settings: Settings) -> str | None:
+    """The spec as runs store it (RunConfig.haystack): parsed, sources by registered name
+    (a registered folder given by its path runs under its name), and None for size 0,
+    so N = 0 is the plain run of the dataset and reuses it. ConfigError for a malformed
+    spec, naming the bad part."""
+    if spec is None:
+        return None
+    haystack = Haystack.parse(spec)
+    if haystack.size == 0:
         return None
     sources = tuple(registered_name(s, settings) for s in haystack.sources)
-    return replace(haystack, sources=tuple(dict.fromkeys(sources)))
+    return replace(haystack, sources=tuple(dict.fromkeys(sources))).spec
 
 
 def _content(table: Table) -> tuple[Any, ...]:
@@ -121,11 +193,12 @@ class Distractors:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def haystack_distractors(dataset: Dataset, haystack: Haystack | None, settings: Settings
+def haystack_distractors(dataset: Dataset, spec: str | None, settings: Settings
                          ) -> Distractors:
-    """The distractor tables of a run (none without a haystack). ConfigError when N is
-    larger than the pool (saying how many there are) or a dataset key looks like a
-    distractor's."""
+    """The distractor tables of a run with haystack `spec` (none without one).
+    ConfigError when N is larger than the pool (saying how many there are) or a dataset
+    key looks like a distractor's."""
+    haystack = Haystack.parse(spec) if spec else None
     if haystack is None or haystack.size == 0:
         return Distractors()
     if any(distractor_source(t.key) is not None for t in dataset.tables):
@@ -135,8 +208,9 @@ def haystack_distractors(dataset: Dataset, haystack: Haystack | None, settings: 
     try:
         chosen = draw(len(pool), haystack.size, haystack.seed)
     except ConfigError:
+        holds = "holds" if len(haystack.sources) == 1 else "hold"
         raise ConfigError(f"haystack {haystack.spec}: {haystack.size} distractors asked "
-                          f"for, but {', '.join(haystack.sources)} hold only {len(pool)} "
+                          f"for, but {', '.join(haystack.sources)} {holds} only {len(pool)} "
                           f"tables not in {dataset.name}") from None
     return Distractors(tuple(pool[i] for i in chosen), {"haystack": {
         "size": haystack.size, "sources": list(haystack.sources), "seed": haystack.seed,
@@ -174,9 +248,9 @@ class HaystackLookup(TableLookup):
     source: str = ""
 
 
-def with_distractors(lookup: TableLookup, haystack: Haystack | None, settings: Settings
+def with_distractors(lookup: TableLookup, haystack: str | None, settings: Settings
                      ) -> TableLookup:
-    """`lookup` as the Query page needs it for a run with `haystack`: the distractors
+    """`lookup` as the Query page needs it for a run with `haystack` (its spec): the distractors
     open like any table. Unchanged without a haystack, or when its sources no longer
     load as they did (a missing distractor then shows as not in the dataset)."""
     if haystack is None:

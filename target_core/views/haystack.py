@@ -1,0 +1,207 @@
+"""Recall against haystack size: the stored runs of one dataset that differ only in the
+number N of distractor tables (engine/haystack.py), as TARGET's needle-in-a-haystack
+curve. Each point is an ordinary run (N = 0 is the dataset's plain run), so points are
+reused when complete and the missing ones launch as jobs; `haystack` on the command line
+and the Ablations page's Haystack section read them here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from target_core.config import Settings
+from target_core.engine.ablate import complete_runs
+from target_core.engine.haystack import Haystack, distractor_pool, resolve_haystack
+from target_core.engine.store import RunRecord, RunStore
+from target_core.errors import ConfigError
+from target_core.metrics.retrieval import default_ks
+from target_core.progress import Progress, no_progress
+from target_core.types import Dataset, RunConfig, TableView
+from target_core.views.links import run_queries_link
+
+__all__ = ["HaystackCurve", "HaystackPoint", "default_sizes", "haystack_configs",
+           "haystack_curve", "haystack_figure", "parse_sizes", "pool_size", "run_missing"]
+
+
+def parse_sizes(text: str) -> tuple[int, ...]:
+    """Sizes from "0,30,100,370" (also "1k", "10k"), sorted, each once; ConfigError
+    naming a part that is not a non-negative integer."""
+    sizes = []
+    for part in (p.strip().lower() for p in text.split(",")):
+        if not part:
+            continue
+        digits = part[:-1] if part.endswith("k") else part
+        if not digits.isdigit():
+            raise ConfigError(f"haystack size '{part}' is not a non-negative integer "
+                              "(e.g. 0,100,1k)")
+        sizes.append(int(digits) * (1000 if part.endswith("k") else 1))
+    if not sizes:
+        raise ConfigError(f"no haystack sizes in '{text}' (e.g. 0,100,1k)")
+    return tuple(sorted(set(sizes)))
+
+
+def default_sizes(pool: int) -> tuple[int, ...]:
+    """0, then 30, 100, 300, 1k, 3k, ... below the pool, then the whole pool; a step
+    within a factor 1.5 of the pool is left out (0, 30, 100, 370 for a pool of 370)."""
+    steps = [m * 10 ** e for e in range(1, 12) for m in (3, 10)]
+    return tuple([0] + [s for s in steps if s * 1.5 <= pool] + ([pool] if pool else []))
+
+
+def pool_size(dataset: Dataset, sources: Sequence[str], settings: Settings) -> int:
+    """How many distractors `sources` can give `dataset` (the largest N)."""
+    spec = resolve_haystack(Haystack(1, tuple(sources)).spec, settings)
+    return len(distractor_pool(dataset, Haystack.parse(spec).sources, settings)[0]) if spec \
+        else 0
+
+
+def haystack_configs(dataset: str, retriever: str, sizes: Sequence[int],
+                     sources: Sequence[str], settings: Settings, *, seed: int = 0,
+                     view: TableView | None = None, top_k: int = 10,
+                     limit: int | None = None, query_seed: int = 0) -> list[RunConfig]:
+    """One run configuration per size, as the runner stores it (N = 0: no haystack)."""
+    return [RunConfig(dataset=dataset, retriever=retriever, view=view or TableView(),
+                      top_k=top_k, limit=limit, seed=query_seed,
+                      haystack=resolve_haystack(Haystack(n, tuple(sources), seed).spec,
+                                                settings))
+            for n in sizes]
+
+
+@dataclass(frozen=True)
+class HaystackPoint:
+    retriever: str
+    size: int
+    config: RunConfig
+    run: RunRecord | None
+    """The newest complete run of `config`, None while it is missing."""
+
+
+@dataclass(frozen=True)
+class HaystackCurve:
+    dataset: str
+    n_tables: int
+    """Tables of the dataset itself: the corpus at N is n_tables + N."""
+    sources: tuple[str, ...]
+    pool: int
+    points: tuple[HaystackPoint, ...]
+    ks: tuple[int, ...]
+
+    def missing(self) -> list[RunConfig]:
+        return [p.config for p in self.points if p.run is None]
+
+    def frame(self) -> pd.DataFrame:
+        """One row per (retriever, N): recall@k for each k, queries, run id and link
+        (NaN and None for a point not run yet)."""
+        columns = ["retriever", "N", "corpus", *(f"recall@{k}" for k in self.ks),
+                   "n_queries", "run_id", "open"]
+        rows = [{"retriever": p.retriever, "N": p.size, "corpus": self.n_tables + p.size,
+                 **{f"recall@{k}": p.run.metrics.get(f"recall@{k}", math.nan) if p.run
+                    else math.nan for k in self.ks},
+                 "n_queries": p.run.n_queries if p.run else None,
+                 "run_id": p.run.run_id if p.run else None,
+                 "open": run_queries_link(p.run.run_id) if p.run else None}
+                for p in self.points]
+        return pd.DataFrame(rows, columns=columns)
+
+
+def _differs_in_size(config: RunConfig, base: RunConfig) -> bool:
+    """Whether `config` is `base` (any retriever) with another haystack size."""
+    if config.haystack is None or base.haystack is None:
+        return False
+    mine, theirs = Haystack.parse(config.haystack), Haystack.parse(base.haystack)
+    return (mine.sources == theirs.sources
+            and mine.seed == theirs.seed
+            and replace(config, retriever=base.retriever, haystack=None)
+            == replace(base, haystack=None))
+
+
+def haystack_curve(store: RunStore, settings: Settings, dataset: Dataset,
+                   retrievers: Sequence[str], sources: Sequence[str], *,
+                   sizes: Sequence[int] | None = None, seed: int = 0,
+                   view: TableView | None = None, top_k: int = 10, limit: int | None = None,
+                   query_seed: int = 0) -> HaystackCurve:
+    """The curve of each retriever over `sizes` (default: default_sizes of the pool),
+    plus any other N stored with the same sources, seed and settings. ConfigError for a
+    size beyond the pool, naming it and the pool."""
+    if not retrievers:
+        raise ConfigError("a haystack curve needs at least one retriever")
+    pool = pool_size(dataset, sources, settings)
+    wanted = tuple(sizes) if sizes is not None else default_sizes(pool)
+    if too_big := [n for n in wanted if n > pool]:
+        raise ConfigError(f"haystack size {too_big[0]} is larger than the pool: "
+                          f"{', '.join(sources)} hold{'s' if len(sources) == 1 else ''} {pool} "
+                          f"tables not in {dataset.name}")
+    base = haystack_configs(dataset.name, retrievers[0], [1], sources, settings, seed=seed,
+                            view=view, top_k=top_k, limit=limit, query_seed=query_seed)[0]
+    stored = {Haystack.parse(run.config.haystack).size
+              for run in store.list_runs(dataset=dataset.name, status="complete")
+              if run.config.haystack is not None and run.config.retriever in retrievers
+              and _differs_in_size(run.config, base)}
+    all_sizes = sorted(set(wanted) | {n for n in stored if n <= pool})
+    points = []
+    for retriever in dict.fromkeys(retrievers):
+        configs = haystack_configs(dataset.name, retriever, all_sizes, sources, settings,
+                                   seed=seed, view=view, top_k=top_k, limit=limit,
+                                   query_seed=query_seed)
+        runs = complete_runs(store, configs, dataset.fingerprint)
+        points += [HaystackPoint(retriever, n, c, r)
+                   for n, c, r in zip(all_sizes, configs, runs, strict=True)]
+    resolved = Haystack.parse(base.haystack).sources if base.haystack else tuple(sources)
+    return HaystackCurve(dataset.name, len(dataset.tables), resolved, pool, tuple(points),
+                         tuple(default_ks(top_k)))
+
+
+def run_missing(curve: HaystackCurve, settings: Settings, store: RunStore, *,
+                progress: Progress = no_progress,
+                on_point: Callable[[int, int, str], None] | None = None) -> None:
+    """Run the curve's missing points in this process, one after the other (resuming
+    unfinished ones). `on_point(i, n, label)` is called before each."""
+    from target_core.engine.runner import run_retrieval
+
+    missing = curve.missing()
+    for i, config in enumerate(missing):
+        if on_point is not None:
+            on_point(i, len(missing), config.label)
+        run_retrieval(config, settings=settings, store=store, progress=progress)
+
+
+def haystack_figure(frame: pd.DataFrame, metrics: Sequence[str] = ("recall@1", "recall@10")
+                    ) -> go.Figure:
+    """Recall against N, one colour per retriever, a solid line for the last metric and
+    dashed for the others. The x axis is logarithmic when the sizes span two decades or
+    more; N = 0 then sits one step left of the smallest N, labelled 0."""
+    shown = frame.dropna(subset=[m for m in metrics if m in frame])
+    sizes = sorted(set(shown["N"]))
+    positive = [n for n in sizes if n > 0]
+    log = len(positive) >= 2 and positive[-1] / positive[0] >= 100
+    zero = positive[0] / 3 if log and positive else 0
+
+    def x(n: int) -> float:
+        return zero if n == 0 else n
+
+    figure = go.Figure()
+    palette = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2"]
+    for i, (retriever, part) in enumerate(shown.groupby("retriever", sort=False)):
+        part = part.sort_values("N")
+        for j, metric in enumerate(m for m in metrics if m in part):
+            last = j == len([m for m in metrics if m in part]) - 1
+            figure.add_trace(go.Scatter(
+                x=[x(n) for n in part["N"]], y=part[metric], mode="lines+markers",
+                name=f"{retriever} {metric}", legendgroup=str(retriever),
+                line={"color": palette[i % len(palette)], "dash": None if last else "dash"},
+                customdata=list(zip(part["N"], part["corpus"], part["run_id"], strict=True)),
+                hovertemplate=(f"{metric}=%{{y:.3f}}<br>N=%{{customdata[0]}} distractors "
+                               "(corpus %{customdata[1]})<br>run %{customdata[2]}"
+                               "<extra>%{fullData.name}</extra>")))
+    axis: dict[str, object] = {"title": "distractor tables added (N)"}
+    if log:
+        axis |= {"type": "log", "tickvals": [x(n) for n in sizes],
+                 "ticktext": [f"{n:,}" for n in sizes]}
+    figure.update_layout(height=400, xaxis=axis, yaxis_title="recall", yaxis_range=[0, 1.02],
+                         legend={"orientation": "h", "y": -0.25},
+                         margin={"l": 50, "r": 10, "t": 10, "b": 40})
+    return figure
