@@ -1,7 +1,8 @@
 """Query: one query of one run: the generated answer against the reference (or the SQL
 diff), the ranked tables with scores and the gold marked, the gold's rank even beyond
 k, a table preview with the query's words highlighted, and links to the neighbouring
-failed queries. ?run=RUN_ID&query=QUERY_ID&table=DB/TABLE reopens it."""
+failed queries; for a rows run, the rows that matched. ?run=RUN_ID&query=QUERY_ID&table=DB/TABLE
+reopens it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
 from target_core.types import parse_table_ref
 from target_core.views.answer import answer_view
+from target_core.views.matched_rows import is_rows_run, matched_rows_view
 from target_core.views.query import (
     highlighted_table,
     matched_terms,
@@ -102,6 +104,24 @@ st.dataframe(view.ranked, hide_index=True, width="stretch", column_config={
     "gold": st.column_config.CheckboxColumn("gold"),
     "score": st.column_config.NumberColumn(format="%.4f")})
 
+matched_rows: dict[str, tuple[int, ...]] = {}
+if is_rows_run(run):
+    st.subheader("Matched rows")
+    try:
+        with st.spinner("Matching rows…"):
+            matched = matched_rows_view(run, view.result, q.query, resources.settings()) or []
+    except TargetError as exc:
+        st.warning(f"Rows cannot be matched: {exc}")
+        matched = []
+    if matched:
+        st.caption("Each table scores its best row's cosine with the query; its best rows, "
+                   "as embedded. ★ gold. The preview below shades a table's matched rows.")
+    for entry in matched:
+        matched_rows[entry.table] = entry.matched
+        with st.expander(plain(entry.label), expanded=entry.rank == 1 or entry.rank is None):
+            st.dataframe(entry.rows, hide_index=True, width="stretch", column_config={
+                "cosine": st.column_config.NumberColumn(format="%.4f")})
+
 # a table belongs to its query: without ?table= the preview opens the first gold table
 ref = url.url_selectbox("Preview a table", options, param="table",
                         key=f"query-table-{run_id}-{query_id}", follow=False,
@@ -115,5 +135,8 @@ section = f" · {plain(table.section_title)}" if table.section_title else ""
 st.markdown(f"**{plain(table.title or ref)}**{section}")
 st.caption("Query words in this table: " + (", ".join(present) or "none") +
            " · not in it: " + (", ".join(absent) or "none") +
-           ". Shaded cells and ◆ columns contain a query word.")
-st.dataframe(highlighted_table(table, terms), width="stretch", hide_index=True)
+           ". Shaded cells and ◆ columns contain a query word"
+           + (", amber rows matched the query (rows retriever)." if matched_rows.get(ref)
+              else "."))
+st.dataframe(highlighted_table(table, terms, rows=matched_rows.get(ref, ())),
+             width="stretch", hide_index=True)

@@ -7,6 +7,7 @@ lexical retrievers use, and is returned as cell styles, never as HTML with conte
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,16 +149,22 @@ def term_cells(table: Table, terms: set[str], limit: int | None = None
     return header, cells
 
 
-def highlighted_table(table: Table, terms: set[str], limit: int = 200) -> Any:
+def highlighted_table(table: Table, terms: set[str], limit: int = 200, *,
+                      rows: Collection[int] = ()) -> Any:
     """The table (first `limit` rows) as a Styler with query-term cells shaded; matching
-    column names are marked with a leading '◆' (text, not markup)."""
+    column names are marked with a leading '◆' (text, not markup). `rows` (0-based, e.g.
+    the rows a rows-retriever matched) are shaded whole, in another colour."""
     frame = table_frame(table, limit)
     header, cells = term_cells(table, terms, limit)
     frame.columns = [f"◆ {name}" if i in header else name for i, name in enumerate(frame.columns)]
     shade = "background-color: #bfdbfe"
+    matched = "background-color: #fde68a"
 
     def style(data: pd.DataFrame) -> pd.DataFrame:
         styles = pd.DataFrame("", index=data.index, columns=data.columns)
+        for row in rows:
+            if 0 <= row < len(data):
+                styles.iloc[row, :] = matched
         for row, column in cells:
             styles.iat[row, column] = shade
         return styles

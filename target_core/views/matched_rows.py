@@ -1,0 +1,135 @@
+"""Which rows matched: for one query of a `rows` run (retrievers/rows.py), the best rows
+of each retrieved table, and of each gold table it missed, with their cosines.
+
+The run stores its ranked tables, not its rows: the rows are found again by rebuilding
+the run's retriever over the run's texts, whose index is cached (Chroma, named by the
+texts), so this embeds only the query. Rebuilt retrievers are kept per process, keyed by
+(workspace, Chroma server, spec, the run's text fingerprint). A dataset that changed
+since the run gives other texts: then its rows are not matched again (StaleRowsError).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import pandas as pd
+
+from target_core.config import Settings
+from target_core.engine.store import QueryResult, RunRecord
+from target_core.errors import TargetError
+from target_core.retrievers.rows import MATCHED_ROWS, RowsRetriever, row_texts
+from target_core.serialize import texts_fingerprint, visible_rows
+from target_core.types import Table, TableKey, table_ref
+
+CACHED_RETRIEVERS = 4
+
+
+class StaleRowsError(TargetError):
+    """The run's dataset now gives other texts than the run indexed."""
+
+    def __init__(self, run_id: str, stored: str, now: str) -> None:
+        super().__init__(f"run {run_id} indexed texts {stored}, its dataset now gives "
+                         f"{now}: the dataset changed, so its rows cannot be matched again")
+
+
+@dataclass(frozen=True)
+class _Opened:
+    retriever: RowsRetriever
+    tables: tuple[Table, ...]
+    position: dict[TableKey, int]
+
+
+_cache: OrderedDict[tuple[str, ...], _Opened] = OrderedDict()
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class MatchedTable:
+    """One table's best rows for the query."""
+
+    table: str
+    rank: int | None
+    """Its rank in the run's list; None for a gold table the run did not retrieve."""
+    gold: bool
+    rows: pd.DataFrame
+    """row (1-based, or "header" for a table shown without rows), cosine, and the text
+    that was embedded; best first."""
+    matched: tuple[int, ...]
+    """The matched rows' 0-based indices into table.rows (for highlighting)."""
+
+    @property
+    def label(self) -> str:
+        where = "gold, not retrieved" if self.rank is None else f"rank {self.rank}"
+        best = self.rows.iloc[0] if len(self.rows) else None
+        tail = "" if best is None else f" · best row {best['row']} ({best['cosine']:.4f})"
+        return f"{'★ ' if self.gold else ''}{self.table} · {where}{tail}"
+
+
+def is_rows_run(run: RunRecord) -> bool:
+    """The run's retriever is of the rows family."""
+    from target_core.retrievers import split_spec
+
+    try:
+        return split_spec(run.config.retriever)[0].name == "rows"
+    except TargetError:
+        return False
+
+
+def _opened(run: RunRecord, settings: Settings) -> _Opened:
+    """The run's retriever with its index open (cached per process)."""
+    from target_core.datasets import load_dataset
+    from target_core.retrievers import build_retriever
+
+    key = (str(settings.workspace), str(settings.chroma_host), str(settings.chroma_port),
+           run.config.retriever, run.text_fingerprint)
+    with _lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    dataset = load_dataset(run.config.dataset, settings)
+    retriever = build_retriever(run.config.retriever, settings)
+    if not isinstance(retriever, RowsRetriever):
+        raise TargetError(f"run {run.run_id}'s retriever '{run.config.retriever}' does not "
+                          "index rows")
+    texts = retriever.prepare_texts(dataset.tables, run.config.view)
+    if (now := texts_fingerprint(texts)) != run.text_fingerprint:
+        raise StaleRowsError(run.run_id, run.text_fingerprint, now)
+    retriever.index(texts, corpus_key=now)  # cached: embeds nothing the run embedded
+    opened = _Opened(retriever, dataset.tables,
+                     {t.key: i for i, t in enumerate(dataset.tables)})
+    with _lock:
+        _cache[key] = opened
+        while len(_cache) > CACHED_RETRIEVERS:
+            _cache.popitem(last=False)
+    return opened
+
+
+def matched_rows_view(run: RunRecord, result: QueryResult, query: str, settings: Settings,
+                      *, per_table: int = MATCHED_ROWS) -> list[MatchedTable] | None:
+    """Each retrieved table's `per_table` best rows for `query`, in rank order, then each
+    gold table the run missed; None when the run's retriever is not rows-based. Raises
+    TargetError when the dataset changed since the run (StaleRowsError)."""
+    if not is_rows_run(run):
+        return None
+    opened = _opened(run, settings)
+    ranked = [key for key, _ in result.ranked]
+    missed = [key for key in result.gold if key not in set(ranked)]
+    keys = [key for key in ranked + missed if key in opened.position]
+    with _lock:  # the retriever keeps the last query's vector: one caller at a time
+        found = opened.retriever.matched_rows(query, [opened.position[k] for k in keys],
+                                              per_table)
+    rank = {key: i for i, key in enumerate(ranked, start=1)}
+    gold = set(result.gold)
+    out = []
+    for key, rows in zip(keys, found, strict=True):
+        table = opened.tables[opened.position[key]]
+        texts = row_texts(table, run.config.view)
+        shown = bool(visible_rows(table, run.config.view))
+        frame = pd.DataFrame([{"row": str(line + 1) if shown else "header",
+                               "cosine": score, "text": texts[line]} for line, score in rows],
+                             columns=["row", "cosine", "text"])
+        out.append(MatchedTable(table_ref(key), rank.get(key), key in gold, frame,
+                                tuple(line for line, _ in rows) if shown else ()))
+    return out
