@@ -11,6 +11,7 @@ import streamlit as st
 from pages._ui import resources, shell, url, widgets
 from pages._ui.answer import render as render_answer
 from pages._ui.text import plain
+from target_core.engine.haystack import with_distractors
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
 from target_core.types import parse_table_ref
@@ -39,6 +40,7 @@ if (banner := failed_banner(run)) is not None:
     st.error(banner)
 try:
     dataset = resources.lookup_by_name(run.config.dataset)
+    dataset = with_distractors(dataset, run.config.haystack, resources.settings())
 except TargetError as exc:
     st.error(f"The run's dataset cannot be loaded: {exc}")
     st.stop()

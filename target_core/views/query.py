@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from target_core.engine.haystack import distractor_source
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.metrics.tasks import answer_right, task_rules
 from target_core.serialize import cell_text
@@ -47,8 +48,11 @@ def ranked_frame(dataset: TableLookup, result: QueryResult) -> pd.DataFrame:
     rows = []
     for rank, (key, score) in enumerate(result.ranked, start=1):
         table = dataset.table_index.get(key)
+        title = table.title if table else "(not in the dataset)"
+        if (source := distractor_source(key)) is not None:  # a haystack run's: never gold
+            title = f"distractor from {source}" + (f": {table.title}" if table else "")
         rows.append({"rank": rank, "gold": key in gold, "table": table_ref(key),
-                     "title": table.title if table else "(not in the dataset)",
+                     "title": title,
                      "section": table.section_title if table else "", "score": score})
     return pd.DataFrame(rows, columns=["rank", "gold", "table", "title", "section", "score"])
 
