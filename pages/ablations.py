@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages._ui import jobs, resources, shell, url, widgets
+from pages._ui.haystack import haystack_section
 from pages._ui.text import plain
 from target_core.analysis.failure_figures import ablation_bars
 from target_core.engine.ablate import SCHEMA_VARIANT, ablation_configs, has_schema_context
@@ -100,6 +101,7 @@ jobs.job_list(dataset.name, key="ablation")
 if report.hits.empty:
     st.info(f"No variant of {plain(retriever)} on {plain(dataset.name)} is stored yet "
             f"with these settings: run the ablation ({len(report.variants)} runs).")
+    haystack_section(dataset, retriever, top_k=top_k, limit=limit or None)
     st.stop()
 
 st.subheader("Table 2 layout")
@@ -138,3 +140,5 @@ for group, ids in groups.items():
                      height=widgets.grid_height(len(rows), 10), column_config={
                          "open": st.column_config.LinkColumn("open", display_text="query"),
                          "query": st.column_config.TextColumn(width="large")})
+
+haystack_section(dataset, retriever, top_k=top_k, limit=limit or None)

@@ -24,7 +24,8 @@ from target_core.progress import Progress, no_progress
 from target_core.types import Dataset, RunConfig, TableView
 from target_core.views.links import run_queries_link
 
-__all__ = ["HaystackCurve", "HaystackPoint", "default_sizes", "haystack_configs",
+__all__ = ["HaystackCurve", "HaystackPoint", "default_sizes", "default_sources",
+           "haystack_configs",
            "haystack_curve", "haystack_figure", "parse_sizes", "pool_size", "run_missing"]
 
 
@@ -57,6 +58,15 @@ def pool_size(dataset: Dataset, sources: Sequence[str], settings: Settings) -> i
     spec = resolve_haystack(Haystack(1, tuple(sources)).spec, settings)
     return len(distractor_pool(dataset, Haystack.parse(spec).sources, settings)[0]) if spec \
         else 0
+
+
+def default_sources(settings: Settings, dataset: str) -> list[str]:
+    """Where the page draws distractors from by default: every other local dataset (the
+    hub's need network)."""
+    from target_core.datasets import discover
+
+    return [name for name, entry in discover(settings).items()
+            if entry.kind != "hub" and name != dataset]
 
 
 def haystack_configs(dataset: str, retriever: str, sizes: Sequence[int],
@@ -101,11 +111,11 @@ class HaystackCurve:
         rows = [{"retriever": p.retriever, "N": p.size, "corpus": self.n_tables + p.size,
                  **{f"recall@{k}": p.run.metrics.get(f"recall@{k}", math.nan) if p.run
                     else math.nan for k in self.ks},
-                 "n_queries": p.run.n_queries if p.run else None,
+                 "n_queries": p.run.n_queries if p.run else pd.NA,
                  "run_id": p.run.run_id if p.run else None,
                  "open": run_queries_link(p.run.run_id) if p.run else None}
                 for p in self.points]
-        return pd.DataFrame(rows, columns=columns)
+        return pd.DataFrame(rows, columns=columns).astype({"n_queries": "Int64"})
 
 
 def _differs_in_size(config: RunConfig, base: RunConfig) -> bool:
