@@ -156,8 +156,9 @@ class LLMWriter:
         return HypotheticalTables(tables, error, reply.cached)
 
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_NUMERIC = re.compile(r"\d+(?:[.,]\d+)*")
+_NUMERIC = re.compile(r"\d+(?:[.,:]\d+)*")
+_WORD = re.compile(r"\d+(?:[.,:]\d+)*(?![^\W_])|[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+"""Numbers whole ("87.5", "2:09:58", "1,000"), then words ("O'Neil", "2nd")."""
 
 
 def query_parts(query: str) -> tuple[list[str], list[str], list[str]]:
