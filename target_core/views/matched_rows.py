@@ -80,6 +80,7 @@ def is_rows_run(run: RunRecord) -> bool:
 def _opened(run: RunRecord, settings: Settings) -> _Opened:
     """The run's retriever with its index open (cached per process)."""
     from target_core.datasets import load_dataset
+    from target_core.engine.haystack import haystack_distractors
     from target_core.retrievers import build_retriever
 
     key = (str(settings.workspace), str(settings.chroma_host), str(settings.chroma_port),
@@ -89,16 +90,18 @@ def _opened(run: RunRecord, settings: Settings) -> _Opened:
             _cache.move_to_end(key)
             return _cache[key]
     dataset = load_dataset(run.config.dataset, settings)
+    # the corpus as the runner built it: a haystack's distractors come last
+    tables = dataset.tables + haystack_distractors(dataset, run.config.haystack,
+                                                   settings).tables
     retriever = build_retriever(run.config.retriever, settings)
     if not isinstance(retriever, RowsRetriever):
         raise TargetError(f"run {run.run_id}'s retriever '{run.config.retriever}' does not "
                           "index rows")
-    texts = retriever.prepare_texts(dataset.tables, run.config.view)
+    texts = retriever.prepare_texts(tables, run.config.view)
     if (now := texts_fingerprint(texts)) != run.text_fingerprint:
         raise StaleRowsError(run.run_id, run.text_fingerprint, now)
     retriever.index(texts, corpus_key=now)  # cached: embeds nothing the run embedded
-    opened = _Opened(retriever, dataset.tables,
-                     {t.key: i for i, t in enumerate(dataset.tables)})
+    opened = _Opened(retriever, tables, {t.key: i for i, t in enumerate(tables)})
     with _lock:
         _cache[key] = opened
         while len(_cache) > CACHED_RETRIEVERS:
