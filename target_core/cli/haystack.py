@@ -16,7 +16,7 @@ from target_core.config import load_settings
 
 
 def cmd_haystack(args: argparse.Namespace) -> int:
-    from target_core.datasets import load_dataset
+    from target_core.datasets import load_dataset, registered_name
     from target_core.engine.store import RunStore
     from target_core.views.haystack import haystack_curve, parse_sizes, run_missing
 
@@ -26,7 +26,8 @@ def cmd_haystack(args: argparse.Namespace) -> int:
     retrievers = args.retriever or ["bm25"]
     sources = [s.strip() for s in args.source.split(",") if s.strip()]
     options = {"sizes": parse_sizes(args.sizes) if args.sizes else None, "seed": args.seed,
-               "top_k": args.top_k, "limit": args.limit}
+               "top_k": args.top_k, "limit": args.limit,
+               "name": registered_name(args.dataset, settings)}
     curve = haystack_curve(store, settings, dataset, retrievers, sources, **options)
     if args.detach:
         from target_core.cli.jobs import print_launches

@@ -168,7 +168,7 @@ def distractor_pool(dataset: Dataset, sources: tuple[str, ...], settings: Settin
         if data.name == dataset.name or data.fingerprint == dataset.fingerprint:
             raise ConfigError(f"haystack source '{source}' is the run's own dataset: its "
                               "tables would be copies of the gold ones")
-        fingerprints[data.name] = data.corpus_fingerprint
+        fingerprints[source] = data.corpus_fingerprint
         pool += [replace(t, database_id=distractor_key(tags[source], t.key)[0])
                  for t in data.tables if _content(t) not in own]
     return pool, fingerprints

@@ -133,10 +133,11 @@ def haystack_curve(store: RunStore, settings: Settings, dataset: Dataset,
                    retrievers: Sequence[str], sources: Sequence[str], *,
                    sizes: Sequence[int] | None = None, seed: int = 0,
                    view: TableView | None = None, top_k: int = 10, limit: int | None = None,
-                   query_seed: int = 0) -> HaystackCurve:
+                   query_seed: int = 0, name: str | None = None) -> HaystackCurve:
     """The curve of each retriever over `sizes` (default: default_sizes of the pool),
-    plus any other N stored with the same sources, seed and settings. ConfigError for a
-    size beyond the pool, naming it and the pool."""
+    plus any other N stored with the same sources, seed and settings. `name` is the
+    dataset as its runs name it (default: its name; a folder outside the registry: its
+    path). ConfigError for a size beyond the pool, naming it and the pool."""
     if not retrievers:
         raise ConfigError("a haystack curve needs at least one retriever")
     pool = pool_size(dataset, sources, settings)
@@ -145,23 +146,24 @@ def haystack_curve(store: RunStore, settings: Settings, dataset: Dataset,
         raise ConfigError(f"haystack size {too_big[0]} is larger than the pool: "
                           f"{', '.join(sources)} hold{'s' if len(sources) == 1 else ''} {pool} "
                           f"tables not in {dataset.name}")
-    base = haystack_configs(dataset.name, retrievers[0], [1], sources, settings, seed=seed,
+    name = name or dataset.name
+    base = haystack_configs(name, retrievers[0], [1], sources, settings, seed=seed,
                             view=view, top_k=top_k, limit=limit, query_seed=query_seed)[0]
     stored = {Haystack.parse(run.config.haystack).size
-              for run in store.list_runs(dataset=dataset.name, status="complete")
+              for run in store.list_runs(dataset=name, status="complete")
               if run.config.haystack is not None and run.config.retriever in retrievers
               and _differs_in_size(run.config, base)}
     all_sizes = sorted(set(wanted) | {n for n in stored if n <= pool})
     points = []
     for retriever in dict.fromkeys(retrievers):
-        configs = haystack_configs(dataset.name, retriever, all_sizes, sources, settings,
+        configs = haystack_configs(name, retriever, all_sizes, sources, settings,
                                    seed=seed, view=view, top_k=top_k, limit=limit,
                                    query_seed=query_seed)
         runs = complete_runs(store, configs, dataset.fingerprint)
         points += [HaystackPoint(retriever, n, c, r)
                    for n, c, r in zip(all_sizes, configs, runs, strict=True)]
     resolved = Haystack.parse(base.haystack).sources if base.haystack else tuple(sources)
-    return HaystackCurve(dataset.name, len(dataset.tables), resolved, pool, tuple(points),
+    return HaystackCurve(name, len(dataset.tables), resolved, pool, tuple(points),
                          tuple(default_ks(top_k)))
 
 
