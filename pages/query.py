@@ -116,8 +116,9 @@ if is_rows_run(run):
         st.warning(f"Rows cannot be matched: {exc}")
         matched = []
     if matched:
-        st.caption("Each table scores its best row's cosine with the query; its best rows, "
-                   "as embedded. ★ gold. The preview below shades a table's matched rows.")
+        st.caption("A table scores its best row's cosine with the query. Each table's best "
+                   "rows: their cells and the text that was embedded. ★ gold. The preview "
+                   "below shades a table's matched rows.")
     for entry in matched:
         matched_rows[entry.table] = entry.matched
         with st.expander(plain(entry.label), expanded=entry.rank == 1 or entry.rank is None):

@@ -258,6 +258,9 @@ def test_a_rows_run_on_minilm_finds_the_deep_row_and_the_page_shows_it(
     assert matched[0].rank == 1 and matched[0].gold
     assert matched[0].matched[0] == 8 and matched[0].rows["row"].iloc[0] == "9"
     assert "Zephyrine Oakhollow" in matched[0].rows["text"].iloc[0]
+    assert list(matched[0].rows.columns) == ["row", "cosine", "name", "employee id",
+                                             "department", "text"]
+    assert matched[0].rows["name"].iloc[0] == "Zephyrine Oakhollow"
     assert matched_rows_view(dense_run, result, "x", settings) is None
 
 
@@ -274,8 +277,8 @@ def test_query_page_of_a_rows_run_shows_the_matched_rows(app, tmp_path: Path) ->
     first = f"{result.ranked[0][0][0]}/{result.ranked[0][0][1]}"
     assert any(first.replace("_", "\\_") in label or first in label for label in labels), labels
     frames = [d.value for d in at.dataframe]
-    matched = [f for f in frames if list(f.columns) == ["row", "cosine", "text"]]
-    assert matched and all(len(f) >= 1 for f in matched)
+    matched = [f for f in frames if list(f.columns[:2]) == ["row", "cosine"]]
+    assert matched and all(len(f) >= 1 and f.columns[-1] == "text" for f in matched)
     assert "amber rows matched" in " ".join(c.value for c in at.caption)
 
 
@@ -283,3 +286,12 @@ def test_the_registry_builds_rows_with_minilm_by_default(tmp_path: Path) -> None
     retriever = build_retriever("rows", load_settings(environ={
         "TARGET_WORKSPACE": str(tmp_path)}))
     assert isinstance(retriever, RowsRetriever) and retriever.spec == "rows:minilm"
+
+
+def test_matched_cells_never_hide_the_row_and_cosine_columns() -> None:
+    from target_core.views.matched_rows import _cells
+
+    table = _table("t", ("row", "text", "x"), [("a", "b", 1), ("c", "d", 2)])
+    cells = _cells(table, [1], taken=("row", "cosine", "text"))
+    assert list(cells.columns) == ["row'", "text'", "x"]
+    assert cells.iloc[0].tolist() == ["c", "d", 2]  # the second row, its cells as shown

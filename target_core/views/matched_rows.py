@@ -22,6 +22,7 @@ from target_core.errors import TargetError
 from target_core.retrievers.rows import MATCHED_ROWS, RowsRetriever, row_texts
 from target_core.serialize import texts_fingerprint, visible_rows
 from target_core.types import Table, TableKey, table_ref
+from target_core.views.datasets import table_frame
 
 CACHED_RETRIEVERS = 4
 
@@ -54,8 +55,8 @@ class MatchedTable:
     """Its rank in the run's list; None for a gold table the run did not retrieve."""
     gold: bool
     rows: pd.DataFrame
-    """row (1-based, or "header" for a table shown without rows), cosine, and the text
-    that was embedded; best first."""
+    """row (1-based, or "header" for a table shown without rows), cosine, the row's
+    cells, and the text that was embedded; best first."""
     matched: tuple[int, ...]
     """The matched rows' 0-based indices into table.rows (for highlighting)."""
 
@@ -130,9 +131,28 @@ def matched_rows_view(run: RunRecord, result: QueryResult, query: str, settings:
         table = opened.tables[opened.position[key]]
         texts = row_texts(table, run.config.view)
         shown = bool(visible_rows(table, run.config.view))
-        frame = pd.DataFrame([{"row": str(line + 1) if shown else "header",
-                               "cosine": score, "text": texts[line]} for line, score in rows],
-                             columns=["row", "cosine", "text"])
+        lines = [line for line, _ in rows]
+        frame = pd.DataFrame({"row": [str(line + 1) if shown else "header" for line in lines],
+                              "cosine": [score for _, score in rows]})
+        if shown:  # the row's cells, then the text that was embedded
+            frame = pd.concat([frame, _cells(table, lines, taken=("row", "cosine", "text"))],
+                              axis=1)
+        frame["text"] = [texts[line] for line in lines]
         out.append(MatchedTable(table_ref(key), rank.get(key), key in gold, frame,
-                                tuple(line for line, _ in rows) if shown else ()))
+                                tuple(lines) if shown else ()))
     return out
+
+
+def _cells(table: Table, lines: list[int], taken: tuple[str, ...]) -> pd.DataFrame:
+    """The rows `lines` of `table` as display columns, renamed where a column's name is
+    one of `taken` (a table may have a column called "row")."""
+    cells = table_frame(table).iloc[lines].reset_index(drop=True)
+    names: list[str] = list(taken)
+    renamed = []
+    for name in cells.columns:
+        while name in names:
+            name += "'"
+        names.append(name)
+        renamed.append(name)
+    cells.columns = renamed
+    return cells
