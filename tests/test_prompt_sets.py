@@ -204,3 +204,19 @@ def test_heuristic_runs_ignore_the_set_and_compare_as_a_prompt_set_comparison(
                           settings=settings).run
     assert only_prompt_sets_differ([runs[1], tfidf]) == ()  # the retriever differs too
     assert compare_view(store, [runs[0].run_id, tfidf.run_id]).heading == ""
+
+
+def test_reproduce_takes_a_prompt_set(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from target_core.engine.reproduce import reproduction_configs
+
+    configs = [c for _, c in reproduction_configs("demo-qa", generator="heuristic",
+                                                  prompt_set="target-code")]
+    assert configs and {c.generation.prompt_set for c in configs if c.generation} == \
+        {"target-code"}
+    assert all(c.generation and c.generation.prompt_set == "appendix-d"
+               for _, c in reproduction_configs("demo-qa", generator="heuristic"))
+    assert main(["reproduce", "--workspace", str(tmp_path), "--dataset", "demo-qa",
+                 "--paper", "OTTQA", "--generator", "heuristic", "--prompt-set", "x"]) == 2
+    assert "unknown prompt set 'x'" in capsys.readouterr().err
+    assert RunStore.in_workspace(tmp_path).list_runs() == []

@@ -245,10 +245,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     from target_core.datasets import load_dataset
     from target_core.engine.reproduce import reproduce
+    from target_core.generators.prompts import prompt_set
     from target_core.views.reproduce import corpus_note, paper_dataset, reproduction_frame
 
     settings = load_settings(args.workspace)
     paper_dataset(args.paper)  # an unknown name fails before any run
+    prompt_set(args.prompt_set)
     data = load_dataset(args.dataset, settings)
     if args.detach:
         from target_core.cli.jobs import print_launches
@@ -256,11 +258,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
         return print_launches(args, launch_missing(
             settings, data, generator=args.generator, embedder=args.embedder,
-            summarizer=args.summarizer, limit=args.limit, seed=args.seed))
+            summarizer=args.summarizer, limit=args.limit, seed=args.seed,
+            prompt_set=args.prompt_set))
     bar = ProgressBar(args.progress or sys.stderr.isatty())
     done = reproduce(settings, args.dataset, generator=args.generator,
                      embedder=args.embedder, summarizer=args.summarizer, limit=args.limit,
-                     seed=args.seed, progress=bar,
+                     seed=args.seed, progress=bar, prompt_set=args.prompt_set,
                      on_method=lambda i, n, m: print(f"[{i + 1}/{n}] {m}", file=sys.stderr)
                      if bar.enabled else None)
     frame = reproduction_frame(done, args.paper)
@@ -342,6 +345,9 @@ def analysis_arguments(name: str, command: argparse.ArgumentParser) -> None:
                              "LlamaIndex rows (the paper's: openai, text-embedding-3-small)")
         command.add_argument("--summarizer", default="heuristic",
                              help="generator of LlamaIndex's table summaries")
+        command.add_argument("--prompt-set", default="appendix-d", metavar="NAME",
+                             help="the generator's prompts: appendix-d (the paper, default) "
+                                  "or target-code (TARGET's current code)")
         command.add_argument("--limit", type=int, help="a seeded sample of N queries")
         command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
         command.add_argument("--progress", action="store_true",

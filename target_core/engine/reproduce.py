@@ -20,7 +20,14 @@ from target_core.engine.runner import run_retrieval, with_task_defaults
 from target_core.engine.store import RunRecord, RunStore
 from target_core.engine.workers import Launch, launch_run
 from target_core.progress import Progress, no_progress
-from target_core.types import VIEW_PRESETS, Dataset, GenerationConfig, RunConfig, TableView
+from target_core.types import (
+    DEFAULT_PROMPT_SET,
+    VIEW_PRESETS,
+    Dataset,
+    GenerationConfig,
+    RunConfig,
+    TableView,
+)
 
 __all__ = ["Baseline", "baselines", "launch_missing", "reproduce", "reproduction_configs",
            "stored_reproduction"]
@@ -66,11 +73,13 @@ def baselines(embedder: str = "minilm", summarizer: str = "heuristic") -> list[B
 
 def reproduction_configs(dataset: str, *, generator: str | None = None,
                          embedder: str = "minilm", summarizer: str = "heuristic",
-                         limit: int | None = None, seed: int = 0
+                         limit: int | None = None, seed: int = 0,
+                         prompt_set: str = DEFAULT_PROMPT_SET
                          ) -> list[tuple[Baseline, RunConfig]]:
     """One run configuration per baseline; without a generator, retrieval only (and no
-    "No context" row, which measures a generator alone)."""
-    generation = GenerationConfig(generator) if generator else None
+    "No context" row, which measures a generator alone). `prompt_set`: the generator's
+    prompts (generators/prompts.py; the paper's by default)."""
+    generation = GenerationConfig(generator, prompt_set=prompt_set) if generator else None
     return [(b, RunConfig(dataset=dataset, retriever=b.retriever, view=b.view, top_k=PAPER_K,
                           limit=limit, seed=seed, generation=generation))
             for b in baselines(embedder, summarizer)
@@ -80,11 +89,13 @@ def reproduction_configs(dataset: str, *, generator: str | None = None,
 def reproduce(settings: Settings, dataset: str, *, generator: str | None = None,
               embedder: str = "minilm", summarizer: str = "heuristic",
               limit: int | None = None, seed: int = 0, progress: Progress = no_progress,
-              on_method: Callable[[int, int, str], None] | None = None
+              on_method: Callable[[int, int, str], None] | None = None,
+              prompt_set: str = DEFAULT_PROMPT_SET
               ) -> list[tuple[Baseline, RunRecord]]:
     """Run (or reuse) every baseline; `on_method(i, n, method)` before each."""
     configs = reproduction_configs(dataset, generator=generator, embedder=embedder,
-                                   summarizer=summarizer, limit=limit, seed=seed)
+                                   summarizer=summarizer, limit=limit, seed=seed,
+                                   prompt_set=prompt_set)
     done = []
     for i, (baseline, config) in enumerate(configs):
         if on_method is not None:
@@ -114,10 +125,12 @@ def stored_reproduction(store: RunStore, dataset: Dataset, *, generator: str | N
 
 def launch_missing(settings: Settings, dataset: Dataset, *, generator: str | None = None,
                    embedder: str = "minilm", summarizer: str = "heuristic",
-                   limit: int | None = None, seed: int = 0) -> list[Launch]:
+                   limit: int | None = None, seed: int = 0,
+                   prompt_set: str = DEFAULT_PROMPT_SET) -> list[Launch]:
     """Launch every baseline not complete yet as a job (the Overview's button); complete
     ones are reused, queued or running ones found."""
     return [launch_run(config, settings=settings, dataset=dataset)
             for _, config in reproduction_configs(dataset.name, generator=generator,
                                                   embedder=embedder, summarizer=summarizer,
-                                                  limit=limit, seed=seed)]
+                                                  limit=limit, seed=seed,
+                                                  prompt_set=prompt_set)]
