@@ -185,7 +185,8 @@ def haystack_figure(frame: pd.DataFrame, metrics: Sequence[str] = ("recall@1", "
                     ) -> go.Figure:
     """Recall against N, one colour per retriever, a solid line for the last metric and
     dashed for the others. The x axis is logarithmic when the sizes span two decades or
-    more; N = 0 then sits one step left of the smallest N, labelled 0."""
+    more; N = 0 then sits one step left of the smallest N, labelled 0. The y axis starts
+    0.05 below the lowest point, so small changes are visible."""
     shown = frame.dropna(subset=[m for m in metrics if m in frame])
     sizes = sorted(set(shown["N"]))
     positive = [n for n in sizes if n > 0]
@@ -213,7 +214,10 @@ def haystack_figure(frame: pd.DataFrame, metrics: Sequence[str] = ("recall@1", "
     if log:
         axis |= {"type": "log", "tickvals": [x(n) for n in sizes],
                  "ticktext": [f"{n:,}" for n in sizes]}
-    figure.update_layout(height=400, xaxis=axis, yaxis_title="recall", yaxis_range=[0, 1.02],
+    values = shown[[m for m in metrics if m in shown]].to_numpy().ravel()
+    low = max(0.0, float(values.min()) - 0.05) if len(values) else 0.0  # the changes show
+    figure.update_layout(height=400, xaxis=axis, yaxis_title="recall",
+                         yaxis_range=[low, 1.01], yaxis_tickformat=".2f",
                          legend={"orientation": "h", "y": -0.25},
                          margin={"l": 50, "r": 10, "t": 10, "b": 40})
     return figure
