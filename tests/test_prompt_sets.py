@@ -220,3 +220,16 @@ def test_reproduce_takes_a_prompt_set(tmp_path: Path,
                  "--paper", "OTTQA", "--generator", "heuristic", "--prompt-set", "x"]) == 2
     assert "unknown prompt set 'x'" in capsys.readouterr().err
     assert RunStore.in_workspace(tmp_path).list_runs() == []
+
+
+def test_compare_page_reads_as_a_prompt_set_comparison(app, tmp_path: Path) -> None:
+    settings = load_settings(tmp_path / "ws")
+    ids = [run_retrieval(RunConfig("demo-qa", "bm25", limit=8,
+                                   generation=GenerationConfig("heuristic", prompt_set=s)),
+                         settings=settings).run.run_id for s in ("appendix-d", "target-code")]
+    at = app("pages/compare.py", runs=",".join(ids))
+    assert not at.exception and not at.error, at.error
+    shown = [h.value.replace("\\", "") for h in at.subheader]  # markdown escapes
+    assert shown[0] == "Prompt sets: appendix-d (baseline) vs target-code"
+    assert "baseline: bm25 → heuristic · appendix-d prompts" in \
+        at.caption[0].value.replace("\\", "")
