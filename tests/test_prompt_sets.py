@@ -231,5 +231,5 @@ def test_compare_page_reads_as_a_prompt_set_comparison(app, tmp_path: Path) -> N
     assert not at.exception and not at.error, at.error
     shown = [h.value.replace("\\", "") for h in at.subheader]  # markdown escapes
     assert shown[0] == "Prompt sets: appendix-d (baseline) vs target-code"
-    assert "baseline: bm25 → heuristic · appendix-d prompts" in \
-        at.caption[0].value.replace("\\", "")
+    captions = " ".join(c.value.replace("\\", "") for c in at.caption)
+    assert "baseline: bm25 → heuristic · appendix-d prompts" in captions
