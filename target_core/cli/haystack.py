@@ -33,6 +33,9 @@ def cmd_haystack(args: argparse.Namespace) -> int:
         from target_core.cli.jobs import print_launches
         from target_core.engine.workers import launch_run
 
+        if not curve.missing():
+            print(f"every point of the curve is stored ({len(curve.points)} runs)",
+                  file=sys.stderr)
         return print_launches(args, [launch_run(c, settings=settings, dataset=dataset)
                                      for c in curve.missing()])
     bar = ProgressBar(args.progress or sys.stderr.isatty())
