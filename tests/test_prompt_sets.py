@@ -233,3 +233,22 @@ def test_compare_page_reads_as_a_prompt_set_comparison(app, tmp_path: Path) -> N
     assert shown[0] == "Prompt sets: appendix-d (baseline) vs target-code"
     captions = " ".join(c.value.replace("\\", "") for c in at.caption)
     assert "baseline: bm25 → heuristic · appendix-d prompts" in captions
+
+
+def test_run_page_records_the_chosen_prompt_set(app, tmp_path: Path) -> None:
+    from jobs_support import wait_for_jobs
+
+    at = app(page="pages/run.py", dataset="demo-qa")
+    assert at.selectbox(key="run-prompt-set").value == "appendix-d"
+    at.multiselect(key="run-specs").set_value(["bm25"])
+    at.selectbox(key="run-generator").set_value("heuristic")
+    at.selectbox(key="run-prompt-set").set_value("target-code")
+    at.number_input(key="run-limit").set_value(5).run()
+    next(b for b in at.button if b.label == "Launch").click().run()
+    assert not at.exception and not at.error, at.error
+    wait_for_jobs(tmp_path / "ws")
+    (run,) = RunStore.in_workspace(tmp_path / "ws").list_runs()
+    assert run.config.generation is not None
+    assert run.config.generation.prompt_set == "target-code"
+    at.run()
+    assert "bm25 → heuristic, target-code prompts" in at.dataframe[-1].value["pipeline"].tolist()
