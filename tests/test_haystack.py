@@ -26,7 +26,7 @@ from target_core.engine.haystack import (
 )
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore, config_key
-from target_core.errors import ConfigError, UnknownNameError
+from target_core.errors import ConfigError, TargetError, UnknownNameError
 from target_core.types import GenerationConfig, RunConfig
 from target_core.views.haystack import (
     default_sizes,
@@ -132,6 +132,21 @@ def test_distractors_have_keys_of_their_own(settings, handmade_dir, source) -> N
         str(source): load_dataset(source, settings).corpus_fingerprint}
     assert resolve_haystack(f"0@{source}", settings) is None  # N = 0 is the plain run
     assert resolve_haystack("3@demo-fact,demo-sql#2", settings) == "3@demo-fact,demo-sql#2"
+
+
+def test_a_corpus_without_queries_is_a_source(settings, handmade_dir, tmp_path) -> None:
+    """As TARGET's haystack sets: a folder with corpus.jsonl only gives its tables."""
+    corpus = tmp_path / "gittables-like"
+    corpus.mkdir()
+    (corpus / "corpus.jsonl").write_text("".join(
+        json.dumps(table_record(f"T{i}", database_id="git")) + "\n" for i in range(4)))
+    data = load_dataset(handmade_dir, settings)
+    drawn = haystack_distractors(data, f"3@{corpus}", settings)
+    assert len(drawn.tables) == 3 and drawn.info["haystack"]["pool"] == 4
+    assert {distractor_source(t.key) for t in drawn.tables} == {"gittables-like"}
+    (corpus / "corpus.jsonl").write_text("{not json\n")
+    with pytest.raises(TargetError, match="corpus.jsonl"):
+        haystack_distractors(data, f"3@{corpus}", settings)
 
 
 def test_run_keys_without_a_haystack_are_unchanged() -> None:

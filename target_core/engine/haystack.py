@@ -30,7 +30,7 @@ from typing import Any
 
 from target_core.config import Settings
 from target_core.datasets import discover, load_dataset, registered_name
-from target_core.errors import ConfigError, TargetError, UnknownNameError
+from target_core.errors import ConfigError, DatasetError, TargetError, UnknownNameError
 from target_core.types import Dataset, Query, Table, TableKey, TableLookup
 
 __all__ = ["PREFIX", "Distractors", "Haystack", "HaystackLookup", "distractor_key",
@@ -160,11 +160,7 @@ def distractor_pool(dataset: Dataset, sources: tuple[str, ...], settings: Settin
     pool: list[Table] = []
     fingerprints: dict[str, str] = {}
     for source in sources:
-        try:
-            data = load_dataset(source, settings)
-        except UnknownNameError:
-            raise UnknownNameError("haystack source dataset", source,
-                                   discover(settings)) from None
+        data = _source_dataset(source, settings)
         if data.name == dataset.name or data.fingerprint == dataset.fingerprint:
             raise ConfigError(f"haystack source '{source}' is the run's own dataset: its "
                               "tables would be copies of the gold ones")
@@ -172,6 +168,27 @@ def distractor_pool(dataset: Dataset, sources: tuple[str, ...], settings: Settin
         pool += [replace(t, database_id=distractor_key(tags[source], t.key)[0])
                  for t in data.tables if _content(t) not in own]
     return pool, fingerprints
+
+
+def _source_dataset(source: str, settings: Settings) -> Dataset:
+    """A source by name or folder; a folder with a corpus.jsonl and no queries.jsonl (a
+    haystack corpus, as TARGET's needle-in-a-haystack sets are: tables without queries)
+    gives its tables alone."""
+    from target_core.datasets.folder import CORPUS_FILE, QUERIES_FILE, inside, iter_jsonl
+    from target_core.datasets.records import parse_table
+
+    try:
+        return load_dataset(source, settings)
+    except UnknownNameError:
+        raise UnknownNameError("haystack source dataset", source, discover(settings)) \
+            from None
+    except DatasetError:
+        path = Path(source).expanduser()
+        if not (path / CORPUS_FILE).is_file() or (path / QUERIES_FILE).exists():
+            raise
+        tables = tuple(parse_table(record, where)
+                       for where, record in iter_jsonl(inside(path / CORPUS_FILE, path)))
+        return Dataset(name=str(path), task="retrieval", tables=tables, queries=())
 
 
 def draw(pool_size: int, size: int, seed: int) -> list[int]:
