@@ -224,7 +224,7 @@ def test_the_run_writes_its_queries_up_front_and_records_it(settings: Settings) 
     retriever = _hand_made(settings, "mean", writer)
     queries = [Query(f"q{i}", text, "", (("w", "t"),), "w")
                for i, text in enumerate(["river?", "lake?", "river?"])]
-    info = retriever.tune_on_gold(queries, {})
+    info = retriever.prepare_queries([q.query for q in queries])
     assert sorted(writer.calls) == ["lake?", "river?"]
     retriever.search(["river?", "lake?"], top_k=2)
     assert len(writer.calls) == 2  # searching writes nothing again
@@ -298,7 +298,7 @@ def test_llm_writer_asks_for_n_tables_and_embeds_them(tmp_path: Path, fake_opena
     assert retriever.query_vectors("Which lake is deepest?").shape[0] == 3
     # a rerun in a new retriever costs nothing: the reply comes from the response cache
     again = build_retriever(spec, settings)
-    assert again.tune_on_gold([Query("q", "Which lake is deepest?", "", (), "w")], {})[
+    assert again.prepare_queries(["Which lake is deepest?"])[
         "hyse_writes_cached"] == 1
     assert len(_chats(fake_openai)) == 1
 
@@ -313,7 +313,7 @@ def test_llm_write_failures_fall_back_and_are_counted(fault: str, tmp_path: Path
     retriever.index(retriever.prepare_texts(dataset.tables, TableView()), corpus_key="f")
     if fault == "500":
         fake_openai.fail_next(1, "500")
-    info = retriever.tune_on_gold([Query("q", "Who won in 2020?", "", (), "w")], {})
+    info = retriever.prepare_queries(["Who won in 2020?"])
     assert info["hyse_writes_failed"] == 1 and info["hyse_tables_written"] == 0
     assert retriever.query_vectors("Who won in 2020?").shape[0] == 1
     dense = build_retriever("dense:openai", _fake_settings(tmp_path, fake_openai))

@@ -116,6 +116,28 @@ def test_gold_ranks_beyond_k(outside: Path, handmade_dir: Path, settings: Settin
     assert all(rank is None or rank <= 1 for rank in ranks["target_style"])
 
 
+def test_a_protocol_plugins_prepare_queries_is_called_before_searching(
+        outside: Path, handmade_dir: Path, settings: Settings) -> None:
+    source = PROTOCOL_STYLE + '''
+    def prepare_queries(self, queries, *, progress):
+        self.prepared = list(queries)
+        return {"prepared": len(queries)}
+
+    def search(self, queries, *, top_k, _search=search):
+        assert all(q in self.prepared for q in queries), "searched before prepared"
+        return _search(self, queries, top_k=top_k)
+'''
+    path = _write(outside, "preparing.py", source)
+    run = run_retrieval(_config(f"py:{path}:Mine", handmade_dir), settings=settings).run
+    assert run.status == "complete" and run.index_info["prepared"] == 3
+    broken = _write(outside, "broken.py", PROTOCOL_STYLE + '''
+    def prepare_queries(self, queries, *, progress):
+        return 3
+''')
+    with pytest.raises(TargetError, match="prepare_queries.*must return a dict or None"):
+        run_retrieval(_config(f"py:{broken}:Mine", handmade_dir), settings=settings)
+
+
 def test_an_interrupted_plugin_run_resumes(outside: Path, handmade_dir: Path,
                                            settings: Settings) -> None:
     config = _config(f"py:{outside / 'target_style.py'}:Mine", handmade_dir)

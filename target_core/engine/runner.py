@@ -243,7 +243,9 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
     info = retriever.index(texts, corpus_key=fingerprint, progress=progress)
     keys = [t.key for t in tables]
     position = {key: i for i, key in enumerate(keys)}
-    details = dict(info.details) | retriever.tune_on_gold(queries, position) | distractors.info
+    details = (dict(info.details) | retriever.tune_on_gold(queries, position)
+               | retriever.prepare_queries([q.query for q in queries], progress=progress)
+               | distractors.info)
     if generator is not None:
         details["generator"] = generator.label
     store.record_index(run.run_id, text_fingerprint=fingerprint,

@@ -74,6 +74,15 @@ class Retriever(Protocol):
         run records in its index info; by default nothing is learned ({})."""
         return {}
 
+    def prepare_queries(self, queries: Sequence[str], *,
+                        progress: Progress = no_progress) -> dict[str, Any]:
+        """Work per query that may be done ahead of searching (HySE writes its
+        hypothetical tables, in parallel): the runner calls it after index() with the
+        texts of the queries it is about to search, so a query's retrieval time is its
+        search alone. Returns what the run records in its index info; by default
+        nothing is done ({})."""
+        return {}
+
     @abstractmethod
     def index(self, texts: Sequence[str], *, corpus_key: str,
               progress: Progress = no_progress) -> IndexInfo:

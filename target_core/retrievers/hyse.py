@@ -25,8 +25,8 @@ search; a split search is computed from those exact scores too.
 
 A write that fails (the model's call, or a reply with no table) falls back to the query
 alone (v_q: then HySE is dense) and is counted. In a run, the run's queries are written
-up front and in parallel (`tune_on_gold`, the runner's one hook that sees the queries
-after indexing; no gold is read), so `retrieval_ms` is embedding and search; the
+up front and in parallel (`prepare_queries`, which the runner calls after indexing),
+so `retrieval_ms` is embedding and search; the
 writing time, the writer's label, N, R, the aggregation and the failed writes go into
 the run's index info. Spec: `hyse[:EMBEDDER][@GENERATOR][:OPTIONS]`, OPTIONS
 `n=2,rows=2,agg=mean|split` (TARGET's N and R are 2).
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -51,7 +51,7 @@ from target_core.progress import Progress, no_progress
 from target_core.retrievers.base import Hits, IndexInfo, top_k_hits
 from target_core.retrievers.dense import DenseRetriever
 from target_core.serialize import table_text
-from target_core.types import Query, Table, TableKey, TableView
+from target_core.types import Table, TableView
 from target_core.vectorstore import VectorStore
 
 AGGREGATIONS = ("mean", "split")
@@ -144,15 +144,17 @@ class HySERetriever(DenseRetriever):
 
     # --- writing ----------------------------------------------------------------------------
 
-    def tune_on_gold(self, queries: Sequence[Query], position: Mapping[TableKey, int]
-                     ) -> dict[str, Any]:
+    def prepare_queries(self, queries: Sequence[str], *,
+                        progress: Progress = no_progress) -> dict[str, Any]:
         """Writes the hypothetical tables of the run's queries now, `concurrency` at a
-        time (gold is not read); returns what the run records about the writing."""
+        time; returns what the run records about the writing."""
         started = time.perf_counter()
-        texts = list(dict.fromkeys(q.query for q in queries))
+        texts = list(dict.fromkeys(queries))
         workers = max(1, min(self.writer.concurrency, len(texts) or 1))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hyse") as pool:
-            list(pool.map(self._write, texts))
+            for n, _ in enumerate(pool.map(self._write, texts), start=1):
+                if n % 8 == 0 or n == len(texts):
+                    progress(n, len(texts), "writing hypothetical tables")
         return self.writing_info(time.perf_counter() - started)
 
     def writing_info(self, seconds: float | None = None) -> dict[str, Any]:

@@ -161,6 +161,16 @@ class ProtocolPlugin(_Plugin):
                             f"({len(tables)}), got {type(texts).__name__}")
         return list(texts)
 
+    def prepare_queries(self, queries: Sequence[str], *,
+                        progress: Progress = no_progress) -> dict[str, Any]:
+        if not callable(getattr(self.obj, "prepare_queries", None)):
+            return {}
+        info = self.call("prepare_queries", list(queries), progress=progress)
+        if info is not None and not isinstance(info, dict):
+            raise self.fail("prepare_queries", f"must return a dict or None, got "
+                            f"{type(info).__name__}")
+        return dict(info or {})
+
     def index(self, texts: Sequence[str], *, corpus_key: str,
               progress: Progress = no_progress) -> IndexInfo:
         started = time.perf_counter()
