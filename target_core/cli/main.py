@@ -24,7 +24,7 @@ from target_core.cli.importing import IMPORT_COMMANDS, import_arguments
 from target_core.cli.jobs import JOB_COMMANDS, job_arguments, print_launch
 from target_core.config import load_settings
 from target_core.errors import TargetError
-from target_core.types import CONTEXT_MODES, FORMATS
+from target_core.types import CONTEXT_MODES, FORMATS, VIEW_PRESETS
 
 EXIT_ERROR = 2
 EXIT_RUN_FAILED = 3
@@ -310,13 +310,14 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
 
 def _run_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--dataset", required=True, help="dataset name or folder path")
+    from target_core.retrievers import RETRIEVERS
+
     command.add_argument("--retriever",
-                         help="bm25, tfidf, no-context, dense:minilm, dense:openai[/MODEL], "
-                              "hybrid[:EMBEDDER], summary:EMBEDDER[@GENERATOR]")
+                         help=f"a retriever spec of {', '.join(RETRIEVERS.names())} "
+                              "(`retrievers` lists each with its spec)")
     command.add_argument("--top-k", type=int, default=10, help="tables retrieved per query")
     command.add_argument("--view",
-                         help="table view preset (default, no-title, header-only, rows-100, "
-                              "target-ottqa, gtr-csv, schema)")
+                         help=f"table view preset ({', '.join(VIEW_PRESETS)})")
     command.add_argument("--view-context", metavar="KEYS",
                          help="context keys of each table added to its text, comma-separated "
                               "(primary_key, foreign_keys, column_descriptions or any key of "
