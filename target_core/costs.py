@@ -8,8 +8,9 @@ tables (or schemas) a query's context would hold, capped by the token budget, pl
 assumed reply length per task; cached replies are free, so again an upper bound.
 
 Which parts of a run are paid comes from the registries (target_core.registry): the
-retriever's parts (dense's and hybrid's embedder; summary's embedder and the generator
-that writes a summary of every table) and the run's generator. `estimate_run_cost`
+retriever's parts (dense's, hybrid's and rows' embedder; summary's embedder and the
+generator that writes a summary of every table; HySE's embedder and the generator that
+writes hypothetical tables for every query) and the run's generator. `estimate_run_cost`
 prices each paid part as one line item:
 
     estimate = estimate_run_cost(dataset, "summary:openai@openai:gpt-4o-mini", None,
@@ -245,7 +246,7 @@ def estimate_run_cost(dataset: Dataset, retriever: str, generation: GenerationCo
     entry, arg = RETRIEVERS.parse(retriever)
     lines: list[CostLine] = []
     if (priced := RETRIEVER_COSTS.get(entry.name)) is not None:
-        lines += priced(dataset, entry.parts(arg), view, queries)
+        lines += priced(dataset, entry.parts(arg), view, queries, arg)
     if generation is not None and (model := chat_model(generation.generator)):
         chat = generation_cost(dataset, generation, top_k=top_k, n_queries=n_queries,
                                model=model)
@@ -257,7 +258,7 @@ def estimate_run_cost(dataset: Dataset, retriever: str, generation: GenerationCo
 
 
 def _table_embeddings(dataset: Dataset, parts: Sequence[Part], view: TableView,
-                      queries: list[str]) -> list[CostLine]:
+                      queries: list[str], arg: str = "") -> list[CostLine]:
     """dense, hybrid: every table as the view renders it, and the queries."""
     lines = []
     for part in parts:
@@ -270,7 +271,7 @@ def _table_embeddings(dataset: Dataset, parts: Sequence[Part], view: TableView,
 
 
 def _summaries(dataset: Dataset, parts: Sequence[Part], view: TableView,
-               queries: list[str]) -> list[CostLine]:
+               queries: list[str], arg: str = "") -> list[CostLine]:
     """summary: a chat call per table, then the summaries (SUMMARY_TOKENS each, the view
     does not apply) and the queries embedded."""
     lines = []
@@ -290,13 +291,64 @@ def _summaries(dataset: Dataset, parts: Sequence[Part], view: TableView,
     return lines
 
 
+def _row_embeddings(dataset: Dataset, parts: Sequence[Part], view: TableView,
+                    queries: list[str], arg: str = "") -> list[CostLine]:
+    """rows: every row text the view lets through (retrievers/rows.py), and the queries."""
+    from target_core.retrievers.rows import row_texts
+
+    lines = []
+    for part in parts:
+        if part.kind == "embedder" and (model := EMBEDDERS.paid_model(part.spec)):
+            texts = [text for t in dataset.tables for text in row_texts(t, view)]
+            cost = embedding_cost(texts, queries, model)
+            what = (f"{_count(len(texts), 'row', 'rows')} of "
+                    f"{_count(len(dataset.tables), 'table', 'tables')} + "
+                    f"{_count(len(queries), 'query', 'queries')}")
+            lines.append(CostLine(part, model, what, cost.tokens, 0, cost.usd, cost.exact))
+    return lines
+
+
+def _hypothetical(dataset: Dataset, parts: Sequence[Part], view: TableView,
+                  queries: list[str], arg: str = "") -> list[CostLine]:
+    """hyse: per query one chat call asking for N tables (its messages, and a reply of at
+    most the hyse max_tokens), then the tables and queries embedded, and per query its
+    tables (at most the reply's length) and itself."""
+    from target_core.config import MAX_TOKENS
+    from target_core.generators.hypothetical import hyse_messages
+    from target_core.retrievers import hyse_options
+
+    options = hyse_options(arg)
+    reply = MAX_TOKENS["hyse"]
+    lines = []
+    for part in sorted(parts, key=lambda p: p.kind != "generator"):  # writing comes first
+        if part.kind == "generator" and (model := GENERATORS.paid_model(part.spec)):
+            counter = get_counter()
+            prompts = [m["content"] for q in queries
+                       for m in hyse_messages(q, options.n, options.rows)]
+            tokens_in, tokens_out = sum(counter.count_many(prompts)), reply * len(queries)
+            lines.append(CostLine(part, model, _count(len(queries), "query's tables",
+                                                      "queries' tables"),
+                                  tokens_in, tokens_out, _chat_usd(model, tokens_in, tokens_out),
+                                  False))
+        elif part.kind == "embedder" and (model := EMBEDDERS.paid_model(part.spec)):
+            cost = run_embedding_cost(dataset, view, model, queries)
+            tokens = cost.tokens + reply * len(queries)
+            what = (f"{_count(len(dataset.tables), 'table', 'tables')} + "
+                    f"{_count(len(queries), 'query', 'queries')} with "
+                    f"{options.n} hypothetical tables each")
+            lines.append(CostLine(part, model, what, tokens, 0, _embedding_usd(model, tokens),
+                                  False))
+    return lines
+
+
 def _count(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
 
-RETRIEVER_COSTS: dict[str, Callable[[Dataset, Sequence[Part], TableView, list[str]],
+RETRIEVER_COSTS: dict[str, Callable[[Dataset, Sequence[Part], TableView, list[str], str],
                                     list[CostLine]]] = {
-    "dense": _table_embeddings, "hybrid": _table_embeddings, "summary": _summaries}
+    "dense": _table_embeddings, "hybrid": _table_embeddings, "summary": _summaries,
+    "rows": _row_embeddings, "hyse": _hypothetical}
 """How each retriever family uses its paid parts. A family with paid parts and no entry
 here gets no estimate, and tests/test_costs.py fails for its examples."""
 

@@ -15,9 +15,14 @@ means one module, one entry in RETRIEVERS and one README line.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from target_core.config import Settings
 from target_core.registry import Entry, Part, Registry, parse_spec
 from target_core.retrievers.base import Retriever
+
+if TYPE_CHECKING:
+    from target_core.retrievers.hyse import HySEOptions
 
 DEFAULT_EMBEDDER = "minilm"
 DEFAULT_SUMMARIZER = "heuristic"
@@ -55,6 +60,13 @@ def _hyse_split(arg: str) -> tuple[tuple[Part, ...], str]:
 
 def _hyse_parts(arg: str) -> tuple[Part, ...]:
     return _hyse_split(arg)[0]
+
+
+def hyse_options(arg: str) -> HySEOptions:
+    """The options of a `hyse:` spec's argument (what follows "hyse:")."""
+    from target_core.retrievers.hyse import parse_hyse_options
+
+    return parse_hyse_options(_hyse_split(arg)[1])
 
 
 def _bm25(arg: str, settings: Settings) -> Retriever:
@@ -97,11 +109,11 @@ def _rows(arg: str, settings: Settings) -> Retriever:
 
 
 def _hyse(arg: str, settings: Settings) -> Retriever:
-    from target_core.retrievers.hyse import HySERetriever, parse_hyse_options
+    from target_core.retrievers.hyse import HySERetriever
 
-    (embedder, generator), options = _hyse_split(arg)
-    return HySERetriever.from_specs(embedder.spec, generator.spec,
-                                    parse_hyse_options(options), settings)
+    (embedder, generator), _ = _hyse_split(arg)
+    return HySERetriever.from_specs(embedder.spec, generator.spec, hyse_options(arg),
+                                    settings)
 
 
 def _plugin(arg: str, settings: Settings) -> Retriever:
@@ -135,12 +147,13 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
           "baseline (summary:EMBEDDER[@GENERATOR], default minilm@heuristic)", _summary,
           ("summary:minilm", "summary:openai@openai:gpt-4o-mini"), parts=_summary_parts),
     Entry("rows", "one vector per row ('column is value, ...') in Chroma, a table scored "
-          "by its best row (rows[:EMBEDDER], default minilm)", _rows, ("rows",),
+          "by its best row (rows[:EMBEDDER], default minilm)", _rows, ("rows", "rows:openai"),
           parts=_embedder_part),
     Entry("hyse", "HySE: N hypothetical tables written per query, embedded with it, "
           "searched by their mean vector or merged per table (hyse[:EMBEDDER][@GENERATOR]"
           "[:n=2,rows=2,agg=mean|split], default minilm@heuristic)", _hyse,
-          ("hyse", "hyse:minilm@heuristic:n=3,agg=split"), parts=_hyse_parts),
+          ("hyse", "hyse:minilm@heuristic:n=3,agg=split", "hyse:openai@openai:gpt-4o-mini"),
+          parts=_hyse_parts),
     Entry("py", "your own class: py:MODULE:CLASS or py:PATH.py:CLASS, this project's "
           "Retriever protocol or TARGET's custom retriever (embed_corpus, retrieve)",
           _plugin, ("py:examples/target_style_retriever.py:KeywordRetriever",
@@ -162,4 +175,4 @@ def build_retriever(spec: str, settings: Settings) -> Retriever:
 
 
 __all__ = ["EXAMPLE_SPECS", "RETRIEVERS", "Retriever", "RetrieverEntry", "build_retriever",
-           "split_spec"]
+           "hyse_options", "split_spec"]
