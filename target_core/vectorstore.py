@@ -209,3 +209,28 @@ class VectorStore:
         got = collection.get(ids=list(ids), include=["embeddings"])
         by_id = dict(zip(got["ids"], got["embeddings"], strict=True))
         return np.asarray([by_id[i] for i in ids], dtype=np.float32)
+
+    def existing(self, name: str) -> Any:
+        """Collection `name` if it is stored (never creates one); VectorStoreError if not."""
+        try:
+            return self.client.get_collection(name, embedding_function=None)
+        except Exception as exc:
+            raise VectorStoreError(f"{self.description}: no collection {name} ({exc}); the "
+                                   "run that made it used another workspace or store, or "
+                                   "it was deleted") from exc
+
+    def all_vectors(self, collection: Any, *, page: int = 5_000
+                    ) -> tuple[list[str], np.ndarray]:
+        """Every (id, vector) of the collection, paged (for a map of the whole corpus)."""
+        ids: list[str] = []
+        chunks: list[np.ndarray] = []
+        offset = 0
+        while True:
+            got = collection.get(include=["embeddings"], limit=page, offset=offset)
+            ids.extend(got["ids"])
+            if len(got["ids"]):
+                chunks.append(np.asarray(got["embeddings"], dtype=np.float32))
+            if len(got["ids"]) < page:
+                break
+            offset += page
+        return ids, (np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32))
