@@ -309,6 +309,7 @@ class GenerationConfig:
     token_budget: int = DEFAULT_TOKEN_BUDGET
     sql_schema: str = "database"
     prompt_set: str = DEFAULT_PROMPT_SET
+    prompt_options: tuple[str, ...] = ()  # seed 002's toggles: generators/sql_prompt_options.py
 
     def __post_init__(self) -> None:
         if self.context not in CONTEXT_MODES:
@@ -323,6 +324,7 @@ class GenerationConfig:
             raise UnknownNameError("SQL schema scope", self.sql_schema, SQL_SCHEMAS)
         if not isinstance(self.prompt_set, str) or not self.prompt_set.strip():
             raise ConfigError(f"prompt_set must be a prompt set's name, got {self.prompt_set!r}")
+        object.__setattr__(self, "prompt_options", tuple(self.prompt_options))  # JSON: a list
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"generator": self.generator, "context": self.context,
@@ -331,6 +333,8 @@ class GenerationConfig:
                                 "sql_schema": self.sql_schema}
         if self.prompt_set != DEFAULT_PROMPT_SET:  # absent by default: run keys stay stable
             data["prompt_set"] = self.prompt_set
+        if self.prompt_options:  # absent when none: run keys stay stable
+            data["prompt_options"] = list(self.prompt_options)
         return data
 
     @classmethod
@@ -339,7 +343,8 @@ class GenerationConfig:
                    context_k=data.get("context_k"),
                    token_budget=data.get("token_budget", DEFAULT_TOKEN_BUDGET),
                    sql_schema=data.get("sql_schema", "database"),
-                   prompt_set=data.get("prompt_set", DEFAULT_PROMPT_SET))
+                   prompt_set=data.get("prompt_set", DEFAULT_PROMPT_SET),
+                   prompt_options=tuple(data.get("prompt_options", ())))
 
 
 def short_spec(spec: str) -> str:
@@ -400,7 +405,8 @@ class RunConfig:
             return retriever
         mode = "" if self.generation.context == "retrieved" else f" ({self.generation.context})"
         prompts = ("" if self.generation.prompt_set == DEFAULT_PROMPT_SET
-                   else f", {self.generation.prompt_set} prompts")
+                   else f", {self.generation.prompt_set} prompts") + "".join(
+            f" +{o}" for o in self.generation.prompt_options)
         return f"{retriever} → {short_spec(self.generation.generator)}{mode}{prompts}"
 
     @classmethod
