@@ -238,6 +238,8 @@ class RunStore:
         self.get_run(run_id)
         with self._write():
             self.db.execute("DELETE FROM query_results WHERE run_id = ?", [run_id])
+            if self.db["judgements"].exists():
+                self.db.execute("DELETE FROM judgements WHERE run_id = ?", [run_id])
             self.db.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
 
     def _record(self, row: dict[str, Any], n_done: int) -> RunRecord:
@@ -345,6 +347,38 @@ class RunStore:
                                    self.done_query_ids(run_id))
         return _result(rows[0])
 
+    def merge_query_metrics(self, run_id: str, values: dict[str, dict[str, float]]) -> None:
+        """Add or overwrite per-query metrics found after the run, {query_id: {name: v}}."""
+        with self._write():
+            self.db.conn.executemany(
+                "UPDATE query_results SET metrics = json_patch(metrics, ?) "
+                "WHERE run_id = ? AND query_id = ?",
+                [(json.dumps(v), run_id, q) for q, v in values.items()])
+
+    def merge_run_metrics(self, run_id: str, values: dict[str, float]) -> None:
+        """Add or overwrite run-level metrics computed after the run."""
+        with self._write():
+            self.db.execute("UPDATE runs SET metrics = json_patch(metrics, ?) WHERE run_id = ?",
+                            [json.dumps(values), run_id])
+
+    def save_judgements(self, run_id: str, judge: str, label: str,
+                        rows: Iterable[tuple[str, float | None, str, str | None]]) -> None:
+        """A judge's (query_id, rating or None, reason, error) per query, replacing that
+        judge's earlier ones; the table is made on first use (old stores lack it)."""
+        now = time.time()
+        with self._write():
+            self.db.execute(_JUDGEMENTS)
+            self.db.table("judgements").insert_all(
+                [{"run_id": run_id, "query_id": q, "judge": judge, "label": label,
+                  "rating": rating, "reason": reason, "error": error, "created_at": now}
+                 for q, rating, reason, error in rows], replace=True)
+
+    def judgements(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's stored judgements, newest first."""
+        return list(self.db.query("SELECT * FROM judgements WHERE run_id = ? ORDER BY "
+                                  "created_at DESC, query_id", [run_id])
+                    ) if self.db["judgements"].exists() else []
+
     def integrity_check(self) -> str:
         return next(iter(self.db.query("PRAGMA integrity_check")))["integrity_check"]
 
@@ -366,6 +400,12 @@ _V1_SCHEMA = """
         gold TEXT NOT NULL, gold_ranks TEXT NOT NULL, metrics TEXT NOT NULL,
         ms REAL NOT NULL, PRIMARY KEY (run_id, query_id));
 """
+
+_JUDGEMENTS = """CREATE TABLE IF NOT EXISTS judgements (
+    run_id TEXT NOT NULL, query_id TEXT NOT NULL, judge TEXT NOT NULL, label TEXT NOT NULL,
+    rating REAL, reason TEXT NOT NULL DEFAULT '', error TEXT, created_at REAL NOT NULL,
+    PRIMARY KEY (run_id, query_id, judge))"""
+"""A judge's rating of one answer (engine.judge); rating NULL: the judgement failed."""
 
 
 def _result(row: dict[str, Any]) -> QueryResult:
