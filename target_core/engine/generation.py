@@ -24,6 +24,7 @@ from target_core.generators.context import ContextBuilder
 from target_core.generators.prompts import build_messages, prompt_set
 from target_core.metrics.downstream import DownstreamOutcome, per_query_downstream
 from target_core.metrics.facts import FACT_LABELS, gold_label, map_prediction
+from target_core.metrics.gtr import gtr_query_metrics
 from target_core.metrics.tasks import reference_of
 from target_core.metrics.ves import VesTiming, ves_of_timing
 from target_core.sql.execute import SqlLimits
@@ -104,7 +105,12 @@ class Evaluator:
                               "gold": gold_label(reference_of(query, task))}
         elif task == "sql":
             record["sql"] = self._evaluate_sql(query, generation, context)
-        return record, per_query_downstream(downstream_outcome(query, record, task))
+        outcome = downstream_outcome(query, record, task)
+        metrics = per_query_downstream(outcome)
+        if task == "qa":  # GTR's ROUGE P/R/F, reply tokens, response time (metrics.gtr)
+            metrics |= gtr_query_metrics(outcome.prediction, outcome.reference,
+                                         failed=outcome.failed, ms=outcome.ms)
+        return record, metrics
 
     # --- text-to-SQL --------------------------------------------------------------------------
 

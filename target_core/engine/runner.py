@@ -120,6 +120,7 @@ def _gold_ranks(retriever: Retriever, query: Query, ranked: Sequence[TableKey],
 def run_metrics(store: RunStore, run: RunRecord, dataset: Dataset) -> dict[str, float]:
     """Aggregate metrics over every stored query of the run (resumed parts included):
     retrieval, then the downstream task's when the run has a generator."""
+    from target_core.engine.answer_scores import gtr_run_metrics
     from target_core.engine.generation import downstream_outcome
     from target_core.metrics.downstream import aggregate_downstream
 
@@ -130,6 +131,7 @@ def run_metrics(store: RunStore, run: RunRecord, dataset: Dataset) -> dict[str, 
         outcomes = [downstream_outcome(dataset.query(r.query_id), r.generation, dataset.task)
                     for r in results if r.generation is not None]
         metrics |= aggregate_downstream(outcomes, dataset.task)
+        metrics |= gtr_run_metrics(store, run.run_id, dataset, results)  # QA: GTR's
     return metrics
 
 
