@@ -133,6 +133,7 @@ class Dataset(TableLookup):
     description: str = ""
     license: str | None = None
     source: str = ""
+    chunking: str = ""  # how its documents were cut (datasets/chunking.py); "" without
 
     @cached_property
     def table_index(self) -> dict[TableKey, Table]:
@@ -152,8 +153,8 @@ class Dataset(TableLookup):
 
     @cached_property
     def fingerprint(self) -> str:
-        """sha256 over the corpus fingerprint and the queries with their gold."""
-        digest = hashlib.sha256(self.corpus_fingerprint.encode())
+        """sha256 over the corpus fingerprint, the chunking and the queries with their gold."""
+        digest = hashlib.sha256((self.corpus_fingerprint + self.chunking).encode())
         for q in self.queries:
             record = [q.query_id, q.query, q.answer, [list(g) for g in q.gold], q.database_id,
                       q.sql, q.label, q.difficulty]

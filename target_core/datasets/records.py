@@ -171,8 +171,13 @@ def assemble(
     description: str = "",
     license: str | None = None,
     source: str = "",
+    documents: Container[TableKey] = (),
+    chunking: str = "",
 ) -> Dataset:
     """Check the records against each other and build the Dataset.
+
+    `documents`: keys of whole documents a query's gold may name besides the tables
+    (datasets/chunking.py); `chunking` labels how they were cut (Dataset.chunking).
 
     Raises DatasetError for an empty corpus, no queries, a duplicate table key, a
     duplicate query id, a gold table missing from the corpus, or (text-to-SQL) a
@@ -192,12 +197,13 @@ def assemble(
     if not table_list:
         raise DatasetError("the corpus is empty: it holds no tables", path=corpus_source)
 
-    query_list, seen_ids = check_queries(queries, seen, queries_source)
+    known: Container[TableKey] = seen if not documents else set(seen) | set(documents)
+    query_list, seen_ids = check_queries(queries, known, queries_source)
     query_list = sql_from_answers(query_list, task, bool(databases))
     task = check_task(task, query_list, databases, database_dir, seen_ids, seen, source)
     return Dataset(name=name, task=task, tables=tuple(table_list), queries=tuple(query_list),
                    databases=databases, description=description, license=license,
-                   source=source)
+                   source=source, chunking=chunking)
 
 
 def check_queries(queries: Iterable[tuple[Where, Query]], tables: Container[TableKey],
