@@ -17,6 +17,10 @@ which the openai generator asks of every server that supports it), and its own
 no-context instruction. Only the text is carried over (its typos included: it is what
 is compared); the tables are still serialized by the run's view.
 
+`seed002` is seed 002's SQL generation prompt (its Figure 4, appendix A), built with
+its ablation toggles (few-shot examples, schema annotations, chain of thought) by
+generators/sql_prompt_options.py; its QA and fact prompts are Appendix D's.
+
 A set is one PROMPT_SETS entry; `prompt_set(name)` is the one check of a name. The
 heuristic generators read no prompt, so the set changes nothing for them.
 """
@@ -26,10 +30,22 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from target_core.errors import UnknownNameError
+from target_core.generators.sql_prompt_options import (
+    SEED002_INSTRUCTION,
+    SEED002_SET,
+    SEED002_SYSTEM,
+    PromptOptions,
+    seed002_messages,
+)
 from target_core.types import DEFAULT_PROMPT_SET
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from target_core.generators.sql_prompt_options import Example
 
 QA_SYSTEM = "You are a data analyst who reads tables to answer questions."
 QA_INSTRUCTION = (
@@ -157,6 +173,10 @@ PROMPT_SETS: dict[str, PromptSet] = {
         "TARGET's current code (GeneratorPrompts.py at 5e0a5d0c)",
         (QA_SYSTEM, CODE_QA_INSTRUCTION), (CODE_FACT_SYSTEM, CODE_FACT_INSTRUCTION),
         (CODE_SQL_SYSTEM, CODE_SQL_INSTRUCTION), CODE_NO_CONTEXT),
+    SEED002_SET: PromptSet(
+        "seed 002's SQL generation prompt (Figure 4); Appendix D for QA and facts",
+        (QA_SYSTEM, QA_INSTRUCTION), (FACT_SYSTEM, FACT_INSTRUCTION),
+        (SEED002_SYSTEM, SEED002_INSTRUCTION), NO_CONTEXT),
 }
 """Name -> prompt set; adding a set is one entry here."""
 
@@ -189,18 +209,23 @@ def today_line(today: date | str) -> str:
 
 
 def build_messages(task: str, query: str, context_text: str, *, no_context: bool = False,
-                   today: date | str | None = None, prompts: str = DEFAULT_PROMPT_SET
+                   today: date | str | None = None, prompts: str = DEFAULT_PROMPT_SET,
+                   options: PromptOptions | None = None, examples: Sequence[Example] = ()
                    ) -> tuple[dict[str, str], ...]:
     """System + instruction messages for `task` ("qa", "fact" or "sql") from the prompt
     set named `prompts` (PROMPT_SETS).
 
     `today` (text-to-SQL): the reference date of a question with relative time
     references (benchmark-builder datasets store one per query); it follows the
-    question, so prompts of queries without one are TARGET's exactly.
+    question, so prompts of queries without one are TARGET's exactly. `options` and
+    `examples`: seed 002's toggles and few-shot pairs (the seed002 set's SQL prompt).
     """
     chosen = prompt_set(prompts)
     system, instruction = {"qa": chosen.qa, "fact": chosen.fact, "sql": chosen.sql}[task]
     contents = chosen.no_context if no_context else context_text
+    if task == "sql" and prompts == SEED002_SET:  # its toggles: sql_prompt_options
+        return seed002_messages(query, contents, options or PromptOptions(), today=today,
+                                examples=examples)
     if task == "sql":
         question = f"{query}\n{today_line(today)}" if today else query
         user = instruction.format(database_schema=contents, query=question,
