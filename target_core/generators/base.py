@@ -77,6 +77,10 @@ class GenerationRequest:
     context: Context
     messages: tuple[Mapping[str, str], ...]
     """Chat messages ({"role", "content"}) built by target_core.generators.prompts."""
+    sql_reply: str = "json"
+    """Text-to-SQL: "json" (the three fields, as structured output where the server has
+    it) or "text" (prose with the SQL in a ```sql block: seed 002's prompt, read by
+    sql_prompt_options.extract_sql)."""
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,8 @@ class OpenAIGenerator:
 
     def generate(self, request: GenerationRequest) -> Generation:
         started = time.perf_counter()
-        schema = SQL_RESPONSE_SCHEMA if request.task == "sql" else None
+        text_sql = request.task == "sql" and request.sql_reply == "text"
+        schema = SQL_RESPONSE_SCHEMA if request.task == "sql" and not text_sql else None
         try:
             reply, cached = self._complete(request.messages, request.task,
                                            schema=schema, structured=schema is not None)
@@ -212,6 +213,12 @@ class OpenAIGenerator:
                               truncated=reply.truncated, served_model=reply.served_model)
         if request.task != "sql":
             return replace(answered, answer=reply.content.strip())
+        if text_sql:  # seed 002's prompt: prose, the SQL in a fence
+            from target_core.generators.sql_prompt_options import extract_sql
+
+            sql, why = extract_sql(reply.content)
+            return replace(answered, answer=sql, reasoning=why, error=None if sql else (
+                "the reply holds no SQL query" + self._cut_note(reply, "sql")))
         parsed = parse_json_object(reply.content)
         if parsed is None or not isinstance(parsed.get("sql_query"), str):
             return replace(answered, reasoning=reply.content[:4000],
