@@ -24,7 +24,7 @@ import pandas as pd
 
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.retrieval import recall_curve
-from target_core.metrics.tasks import table2_recall_columns, task_rules
+from target_core.metrics.tasks import UNRANKED_EXTRAS, table2_recall_columns, task_rules
 
 
 def run_label(run: RunRecord) -> tuple[str, str]:
@@ -131,8 +131,8 @@ def leaderboard(runs: Sequence[RunRecord]) -> Leaderboard:
     best = pd.DataFrame(False, index=table.index, columns=table.columns)
     for column in table.columns:
         values = table[column]
-        if values.notna().any():
-            target = values.min() if column[1] == "ms" else values.max()
+        if values.notna().any() and column[1] not in UNRANKED_EXTRAS:
+            target = values.min() if column[1].endswith("ms") else values.max()
             best[column] = values == target
     return Leaderboard(table, best, links, recall_metrics)
 

@@ -19,7 +19,8 @@ from typing import Any
 from target_core.errors import UnknownNameError
 from target_core.types import Query, TableKey
 
-__all__ = ["ANSWER_TASKS", "FAILURE_RULE", "QA_BLEU_THRESHOLD", "RULES", "TaskRules",
+__all__ = ["ANSWER_TASKS", "FAILURE_RULE", "QA_BLEU_THRESHOLD", "QA_EXTRAS", "RULES",
+           "UNRANKED_EXTRAS", "TaskRules",
            "answer_right", "failed_at", "last_gold_rank", "missing_gold", "per_query_metric",
            "reference_of", "right_rule", "table2_recall_columns", "task_rules"]
 
@@ -59,9 +60,22 @@ class TaskRules:
     Text-to-SQL: BIRD's VES (`metrics.ves`)."""
 
 
+QA_EXTRAS: tuple[tuple[str, str], ...] = (
+    ("R-1 P", "rouge1_p"), ("R-2 P", "rouge2_p"), ("R-L P", "rougeL_p"),
+    ("SAS (MiniLM cosine)", "sas"), ("truthful", "truthfulness"),
+    ("reply tokens", "reply_tokens"), ("response ms", "response_ms"))
+"""GTR's answer metrics (seed 001, Tables 3 and 4; metrics.gtr): ROUGE-1/2/L precision,
+SAS (the MiniLM cosine, not a cross-encoder), a judge's truthfulness (after
+`judge`), reply length in tokens, response time."""
+
+UNRANKED_EXTRAS = frozenset({"reply tokens"})
+"""Answer-extra columns with no better direction (longer is not better); columns
+ending in "ms" are best when lowest."""
+
+
 RULES: dict[str, TaskRules] = {r.task: r for r in (
     TaskRules("qa", "sacrebleu", "sacreBLEU", None, "sentence_bleu", 10,
-              (("SB", "sacrebleu"),)),
+              (("SB", "sacrebleu"),), answer_extras=QA_EXTRAS),
     TaskRules("fact", "fact_f1", "F1", "fact_correct", "fact_correct", 10,
               (("P", "fact_precision"), ("R", "fact_recall"), ("F1", "fact_f1"))),
     TaskRules("sql", "execution_accuracy", "EX", "execution_match", "execution_match", 1,

@@ -13,13 +13,16 @@ from target_core.config import Settings
 from target_core.engine.store import RunRecord, RunStore
 from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
-from target_core.metrics.tasks import task_rules
+from target_core.metrics.tasks import RULES, task_rules
 from target_core.types import Dataset, RunConfig
 from target_core.views.cells import as_text
 from target_core.views.links import run_queries_link
 
+EXTRA_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(
+    column for rules in RULES.values() for column, _ in rules.answer_extras))
+"""Answer metrics shown beside the headline (metrics.tasks answer_extras): VES, GTR's."""
 RUN_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "repeat", "queries",
-               "recall@k", "mrr", "ms p50", "answers", "VES", "open")
+               "recall@k", "mrr", "ms p50", "answers", *EXTRA_COLUMNS, "open")
 
 
 def answers_label(task: str) -> str:
@@ -59,11 +62,11 @@ def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
              "ms p50": r.metrics.get("retrieval_ms_p50"),
              "answers": None if r.status == "failed"
              else r.metrics.get(task_rules(r.task).answer_metric or ""),
-             "VES": None if r.status == "failed" else _extra(r, "VES"),
+             **{c: None if r.status == "failed" else _extra(r, c) for c in EXTRA_COLUMNS},
              "open": run_queries_link(r.run_id)}
             for r in runs]
     frame = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
-    for column in ("recall@k", "mrr", "ms p50", "answers", "VES"):
+    for column in ("recall@k", "mrr", "ms p50", "answers", *EXTRA_COLUMNS):
         frame[column] = frame[column].astype("float64")
     return frame
 
@@ -75,13 +78,14 @@ def _extra(run: RunRecord, column: str) -> float | None:
 
 
 def runs_table(runs: Sequence[RunRecord]) -> pd.DataFrame:
-    """runs_frame as the Run page shows it: the answer score as text with 3 decimals and
-    VES with 2, blank for a run without them (a null cell is drawn as "None"); the VES
-    column only when some run has one."""
+    """runs_frame as the Run page shows it: the answer score and GTR's 0-1 scores as text
+    with 3 decimals, VES with 2, reply tokens and ms with 1, blank for a run without
+    them (a null cell is drawn as "None"); an extra column only when some run has it."""
     frame = runs_frame(runs)
-    if frame["VES"].isna().all():
-        return as_text(frame.drop(columns=["VES"]), {"answers": ".3f"})
-    return as_text(frame, {"answers": ".3f", "VES": ".2f"})
+    frame = frame.drop(columns=[c for c in EXTRA_COLUMNS if frame[c].isna().all()])
+    formats = {c: ".2f" if c == "VES" else ".1f" if c in ("reply tokens", "response ms")
+               else ".3f" for c in EXTRA_COLUMNS if c in frame.columns}
+    return as_text(frame, {"answers": ".3f", **formats})
 
 
 def failed_banner(run: RunRecord) -> str | None:
