@@ -8,7 +8,9 @@ readings (`target_core.sql.interpretations`); an execution-correct prediction is
 against the gold query for VES (`target_core.metrics.ves`). It returns what is stored on the query
 (the generation record) and its per-query metrics. `downstream_outcome` turns a stored
 record back into what the aggregate metrics need, so a resumed run scores exactly like a
-fresh one.
+fresh one. A run's prompt options (seed 002's toggles, generators/sql_prompt_options.py)
+add few-shot pairs and annotations to its prompts, and `answer` a phrased answer
+(generators/sql_answer.py) stored as `nl_answer`.
 """
 
 from __future__ import annotations
@@ -16,12 +18,19 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from target_core.generators import Generator
 from target_core.generators.base import Context, Generation, GenerationRequest
 from target_core.generators.context import ContextBuilder
 from target_core.generators.prompts import build_messages, prompt_set
+from target_core.generators.sql_prompt_options import (
+    SEED002_SET,
+    Example,
+    FewShotPool,
+    parse_prompt_options,
+)
 from target_core.metrics.downstream import DownstreamOutcome, per_query_downstream
 from target_core.metrics.facts import FACT_LABELS, gold_label, map_prediction
 from target_core.metrics.gtr import gtr_query_metrics
@@ -42,13 +51,19 @@ class DownstreamStep:
 
     def __init__(self, dataset: Dataset, generation: GenerationConfig, generator: Generator,
                  view: TableView, counter: TokenCounter, *, top_k: int,
-                 limits: SqlLimits | None = None, ves_repeats: int | None = None) -> None:
+                 limits: SqlLimits | None = None, ves_repeats: int | None = None,
+                 workspace: str | Path | None = None) -> None:
         self.generator = generator
         prompt_set(generation.prompt_set)  # an unknown set stops the run before a query
         self.prompts = generation.prompt_set
+        self.options = parse_prompt_options(generation.prompt_options, generation.prompt_set)
+        self.shots = (FewShotPool.build(dataset, workspace) if self.options.few_shot
+                      else None)  # the benchmark builder's drafts live in the workspace
         # a generator with a context window (prompt_limit) lowers the budget to fit it
         self.contexts = ContextBuilder(dataset, generation, view, counter, top_k=top_k,
-                                       limit=getattr(generator, "prompt_limit", None))
+                                       limit=getattr(generator, "prompt_limit", None),
+                                       annotations=self.options.annotations,
+                                       messages=self.messages)
         self.evaluator = Evaluator(dataset, limits, ves_repeats=ves_repeats)
         self._lock = threading.Lock()
 
@@ -56,19 +71,37 @@ class DownstreamStep:
         with self._lock:  # the schema cache is shared
             return self.contexts.build(query, ranked)
 
+    def examples(self, query: Query) -> list[Example]:
+        """The query's few-shot pairs (none without the fewshot option)."""
+        return self.shots.pick(query, self.options.few_shot) if self.shots else []
+
+    def messages(self, query: Query, text: str, *, no_context: bool = False
+                 ) -> tuple[dict[str, str], ...]:
+        """The query's chat messages around `text` (its tables or schema)."""
+        return build_messages(self.evaluator.dataset.task, query.query, text,
+                              no_context=no_context, today=query.meta.get("reference_date"),
+                              prompts=self.prompts, options=self.options,
+                              examples=self.examples(query))
+
     def __call__(self, query: Query, ranked: Sequence[TableKey]
                  ) -> tuple[dict[str, Any], dict[str, float]]:
         context = self.context(query, ranked)
         task = self.evaluator.dataset.task
-        messages = build_messages(task, query.query, context.text,
-                                  no_context=context.mode == "none",
-                                  today=query.meta.get("reference_date"),
-                                  prompts=self.prompts)
+        messages = self.messages(query, context.text, no_context=context.mode == "none")
+        reply = "text" if task == "sql" and self.prompts == SEED002_SET else "json"
         generation = self.generator.generate(GenerationRequest(task, query.query, context,
-                                                               messages))
-        return self.evaluator.evaluate(query, generation, context,
-                                       generator=self.generator.spec,
-                                       label=self.generator.label)
+                                                               messages, sql_reply=reply))
+        record, metrics = self.evaluator.evaluate(query, generation, context,
+                                                  generator=self.generator.spec,
+                                                  label=self.generator.label)
+        if self.shots is not None:
+            record["few_shot"] = [e.source for e in self.examples(query)]
+        if self.options.answer and record.get("sql") is not None:
+            from target_core.generators.sql_answer import phrase_answer
+
+            record["nl_answer"] = phrase_answer(self.generator, query, record["sql"],
+                                                generation.answer)
+        return record, metrics
 
 
 class Evaluator:

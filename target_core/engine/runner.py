@@ -298,7 +298,7 @@ def _downstream_step(config: RunConfig, dataset: Dataset, generator: Generator |
     return DownstreamStep(dataset, config.generation, generator, config.view, counter,
                           top_k=config.top_k,
                           limits=SqlLimits(settings.sql_timeout, settings.sql_row_cap),
-                          ves_repeats=settings.ves_repeats)
+                          ves_repeats=settings.ves_repeats, workspace=settings.workspace)
 
 
 def _generate(step: DownstreamStep | None, generator: Generator | None,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,11 +100,19 @@ class ContextBuilder:
     """Builds each query's Context for one run (caches database schemas)."""
 
     def __init__(self, dataset: Dataset, generation: GenerationConfig, view: TableView,
-                 counter: TokenCounter, *, top_k: int, limit: PromptLimiter | None = None
+                 counter: TokenCounter, *, top_k: int, limit: PromptLimiter | None = None,
+                 annotations: bool = False,
+                 messages: Callable[[Query, str], Sequence[Mapping[str, str]]] | None = None
                  ) -> None:
+        """`annotations` (seed 002's toggle): schemas carry the tables' column
+        descriptions; `messages(query, text)`: the query's prompt around `text`, whose
+        words the window must also hold (few-shot pairs included)."""
         self.dataset = dataset
         self.generation = generation
         self.view = prompt_view(view)
+        if annotations and "column_descriptions" not in self.view.context:
+            self.view = self.view.with_(context=(*self.view.context, "column_descriptions"))
+        self.messages = messages
         self.counter = counter
         self.k = generation.context_k or top_k
         self.limit = limit
@@ -139,10 +147,9 @@ class ContextBuilder:
         if limit is None:
             return
         self.counter = limit.counter
-        bare = build_messages(self.dataset.task, query.query, "",
-                              no_context=self.generation.context == "none",
-                              today=query.meta.get("reference_date"),
-                              prompts=self.generation.prompt_set)
+        bare = self.messages(query, "") if self.messages is not None else build_messages(
+            self.dataset.task, query.query, "", no_context=self.generation.context == "none",
+            today=query.meta.get("reference_date"), prompts=self.generation.prompt_set)
         overhead = sum(self.counter.count(m["content"]) for m in bare)
         self._budget = max(0, min(self.generation.token_budget, limit.tokens - overhead))
         self._window = {"window": limit.window, "reply_tokens": limit.reply_tokens,
