@@ -22,6 +22,7 @@ from target_core.cli.format import ProgressBar, format_rows, run_summary
 from target_core.cli.haystack import HAYSTACK_COMMANDS, haystack_arguments
 from target_core.cli.importing import IMPORT_COMMANDS, import_arguments
 from target_core.cli.jobs import JOB_COMMANDS, job_arguments, print_launch
+from target_core.cli.judge import JUDGE_COMMANDS, judge_arguments
 from target_core.config import load_settings
 from target_core.errors import TargetError
 from target_core.types import CONTEXT_MODES, FORMATS, VIEW_PRESETS
@@ -305,6 +306,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     **ANALYSIS_COMMANDS,
     **HAYSTACK_COMMANDS,
     **BENCHGEN_COMMANDS,
+    **JUDGE_COMMANDS,
 }
 
 
@@ -395,6 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
             haystack_arguments(command)
         elif name in BENCHGEN_COMMANDS:
             benchgen_arguments(command)
+        elif name in JUDGE_COMMANDS:
+            judge_arguments(command)
     return parser
 
 

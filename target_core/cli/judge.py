@@ -1,0 +1,59 @@
+"""The `judge` command: GTR's truthfulness rating of a stored run's answers
+(engine.judge), stored per query with the judge's label.
+
+Like the rest of the CLI it only parses, calls target_core and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+
+from target_core.config import load_settings
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from target_core.datasets import load_dataset
+    from target_core.engine.judge import judge_run, make_truth_judge
+    from target_core.engine.store import RunStore
+
+    settings = load_settings(args.workspace)
+    store = RunStore.in_workspace(settings.workspace)
+    run = store.get_run(args.run_id)
+    dataset = load_dataset(run.config.dataset, settings)
+    judge = make_truth_judge(args.judge, settings)
+    progress = None if args.json else (
+        lambda i, n: print(f"\rjudged {i}/{n}", end="" if i < n else "\n", file=sys.stderr,
+                           flush=True))
+    summary = judge_run(store, dataset, run.run_id, judge, limit=args.limit,
+                        on_query=progress)
+    if args.json:
+        print(json.dumps({"run_id": summary.run_id, "judge": summary.judge,
+                          "label": summary.label, "rated": summary.rated,
+                          "failed": summary.failed, "truthful": summary.truthful,
+                          "metrics": summary.metrics}, indent=2, ensure_ascii=False))
+        return 0
+    print(f"run {summary.run_id}, judge {summary.label}")
+    print(f"{summary.truthful} of {summary.rated} rated answers truthful (1), "
+          f"{summary.failed} failed judgements (no rating, not counted)")
+    if "truthfulness" in summary.metrics:
+        print(f"truthfulness {summary.metrics['truthfulness']:.4f} over "
+              f"{summary.metrics['truthfulness_n']:.0f} rated queries of the run")
+    return 0
+
+
+JUDGE_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
+    "judge": ("rate a stored run's answers with GTR's truthfulness rubric (1 relevant, "
+              "0 irrelevant) by an LLM or the offline heuristic stand-in", cmd_judge),
+}
+
+
+def judge_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("run_id")
+    command.add_argument("--judge", required=True, metavar="SPEC",
+                         help="openai[:MODEL], local:smollm2 (or local:PATH.gguf), or "
+                              "heuristic (offline stand-in: ROUGE-1 recall >= 0.5, no model)")
+    command.add_argument("--limit", type=int,
+                         help="judge only the first N answered queries (in query order)")

@@ -1,0 +1,243 @@
+"""Truthfulness of a stored run's answers, rated after the run by a judge (GTR, seed 001).
+
+GTR's rubric, word for word: "A dichotomous truthfulness rating, assigning 1 for
+relevant and 0 for irrelevant responses" (its Table 2 counts the 1s and 0s per model).
+The judge sees the question, the reference answer and the generated response, and
+answers a JSON object {"reason": ..., "rating": 0 or 1}.
+
+Judges (`make_truth_judge(spec)`):
+
+* `openai[:MODEL]`, `local:smollm2` / `local:PATH.gguf`: a model through
+  `OpenAIGenerator.chat_json` (the generators' client: response cache, retries of
+  transient failures, structured output negotiated per server, max tokens
+  TARGET_MAX_TOKENS_JUDGE), as the benchmark builder's judge.
+* `heuristic`: an offline stand-in with no model, labelled as such: 1 when the answer
+  holds at least half the reference's words (ROUGE-1 recall >= 0.5), else 0. It
+  measures overlap, not truth; it exists so the pipeline runs offline.
+
+A failed call or a reply without a rating of 0 or 1 is a failed judgement: stored
+with its error and no rating, never counted as 0. A query whose generation failed is
+not judged (nothing to rate). `judge_run` stores every judgement (RunStore
+judgements table, by judge), merges `truthfulness` into each rated query's metrics and
+the run's metrics: `truthfulness` = mean rating over the rated queries (GTR's truthful
+share, over every rated query of the run), `truthfulness_n` rated queries and
+`truthfulness_failed` failed judgements of the last call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from target_core.config import Settings
+from target_core.engine.store import RunStore
+from target_core.errors import TargetError, UnknownNameError
+from target_core.metrics.answers import answer_text
+from target_core.metrics.gtr import TRUTH_RUBRIC, rouge_scores
+from target_core.metrics.tasks import reference_of
+from target_core.registry import parse_spec
+from target_core.types import Dataset
+
+log = logging.getLogger(__name__)
+
+JUDGE_SPECS = ("heuristic", "openai", "openai:gpt-4o-mini", "local:smollm2")
+HEURISTIC_LABEL = ("heuristic (offline stand-in, no model: 1 when the answer holds at "
+                   "least half the reference's words, ROUGE-1 recall >= 0.5)")
+TRUTH_SYSTEM = "You rate the answers of a question-answering system for truthfulness."
+TRUTH_SCHEMA: dict[str, Any] = {
+    "name": "truthfulness_rating",
+    "strict": True,
+    "schema": {"type": "object", "additionalProperties": False,
+               "required": ["reason", "rating"],
+               "properties": {
+                   "reason": {"type": "string", "description": "A short explanation."},
+                   "rating": {"type": "integer", "enum": [0, 1],
+                              "description": "1 relevant (truthful), 0 irrelevant."}}},
+}
+
+
+class JudgeRunError(TargetError):
+    """The run cannot be judged (no generated answers)."""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One query's rating (1 or 0), or why there is none (`error`)."""
+
+    rating: int | None
+    reason: str = ""
+    error: str | None = None
+
+
+class TruthJudge(Protocol):
+    spec: str
+    label: str
+    concurrency: int
+
+    def rate(self, question: str, reference: str, answer: str) -> Judgement: ...
+
+
+def truth_messages(question: str, reference: str, answer: str) -> list[dict[str, str]]:
+    """The judge's prompt: GTR's rubric, then question, reference and response."""
+    user = "\n".join([
+        f"Rate the response below with GTR's truthfulness rubric: \"{TRUTH_RUBRIC}\".",
+        "A response is relevant (1) when it answers the question truthfully, consistent "
+        "with the reference answer; it is irrelevant (0) when it does not answer the "
+        "question, or says something the reference contradicts.",
+        f"<question>\n{question}\n</question>",
+        f"<reference answer>\n{reference}\n</reference answer>",
+        f"<response>\n{answer}\n</response>",
+        "Respond with a JSON object with the fields \"reason\" (a short explanation) and "
+        "\"rating\" (1 or 0), and nothing else."])
+    return [{"role": "system", "content": TRUTH_SYSTEM}, {"role": "user", "content": user}]
+
+
+def parse_rating(value: Any) -> int | None:
+    """1 or 0 from the reply's "rating" (an int, a bool, or "1"/"0"); else None."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int) and value in (0, 1):
+        return value
+    if isinstance(value, float) and value in (0.0, 1.0):
+        return int(value)
+    if isinstance(value, str) and value.strip() in ("0", "1"):
+        return int(value.strip())
+    return None
+
+
+class HeuristicTruthJudge:
+    """The offline stand-in: ROUGE-1 recall of the reference in the answer >= 0.5."""
+
+    spec = "heuristic"
+    label = HEURISTIC_LABEL
+    concurrency = 1
+
+    def rate(self, question: str, reference: str, answer: str) -> Judgement:
+        recall = rouge_scores(answer, reference)["rouge1_r"]
+        return Judgement(int(recall >= 0.5),
+                         f"ROUGE-1 recall of the reference {recall:.2f} (threshold 0.5)")
+
+
+class LLMTruthJudge:
+    """A model's rating through the generators' OpenAI-compatible client."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.spec = client.spec
+        self.label = f"LLM judge ({client.label})"
+        self.concurrency = max(1, int(getattr(client, "concurrency", 1)))
+
+    def rate(self, question: str, reference: str, answer: str) -> Judgement:
+        reply = self.client.chat_json(truth_messages(question, reference, answer),
+                                      schema=TRUTH_SCHEMA, task="judge")
+        if reply.data is None:
+            return Judgement(None, error=reply.error or "the call failed")
+        rating = parse_rating(reply.data.get("rating"))
+        if rating is None:
+            return Judgement(None, str(reply.data.get("reason") or ""),
+                             error=f"the reply has no 'rating' of 0 or 1: "
+                                   f"{reply.data.get('rating')!r}")
+        return Judgement(rating, str(reply.data.get("reason") or ""))
+
+
+def make_truth_judge(spec: str, settings: Settings) -> TruthJudge:
+    """`heuristic`, `openai[:MODEL]` or `local:...`; no API key is a ConfigError here."""
+    from target_core.generators.cache import ResponseCache
+
+    spec = spec.strip()
+    if spec == "heuristic":
+        return HeuristicTruthJudge()
+    parsed = parse_spec(spec)
+    cache = ResponseCache.in_workspace(settings.workspace)
+    if parsed.name == "local":
+        from target_core.generators.local_llm import local_generator
+
+        return LLMTruthJudge(local_generator(parsed.arg, settings, cache=cache))
+    if parsed.name == "openai":
+        from target_core.generators.openai_chat import DEFAULT_MODEL, OpenAIGenerator
+
+        return LLMTruthJudge(OpenAIGenerator(settings, parsed.arg or DEFAULT_MODEL,
+                                             cache=cache))
+    raise UnknownNameError("truthfulness judge", spec, JUDGE_SPECS)
+
+
+@dataclass(frozen=True)
+class JudgeSummary:
+    run_id: str
+    judge: str
+    label: str
+    rated: int
+    failed: int
+    truthful: int
+    metrics: dict[str, float]
+
+
+def judge_run(store: RunStore, dataset: Dataset, run_id: str, judge: TruthJudge, *,
+              limit: int | None = None,
+              on_query: Callable[[int, int], None] | None = None) -> JudgeSummary:
+    """Rate the run's answers (the first `limit` answered queries in query order), store
+    every judgement and merge `truthfulness` into the query and run metrics."""
+    from target_core.engine.answer_scores import backfill_gtr
+
+    run = store.get_run(run_id)
+    results = [r for r in store.iter_results(run_id)
+               if r.generation is not None and not r.generation.get("error")]
+    if run.config.generation is None or not results:
+        raise JudgeRunError(f"run {run_id} has no generated answers to judge")
+    if dataset.task == "qa" and not all("rouge1_p" in r.metrics for r in results):
+        backfill_gtr(store, run_id, dataset)  # a run scored before GTR's metrics
+    chosen = results[:limit] if limit is not None else results
+    done = [0]
+
+    def rate(result: Any) -> Judgement:
+        query = dataset.query(result.query_id)
+        try:
+            judgement = judge.rate(query.query, answer_text(reference_of(query, dataset.task)),
+                                   str(result.generation.get("answer") or ""))
+        except TargetError:
+            raise
+        except Exception as error:  # a judge that raised: a failed judgement, not a 0
+            judgement = Judgement(None, error=f"{type(error).__name__}: {error}")
+        done[0] += 1
+        if on_query is not None:
+            on_query(done[0], len(chosen))
+        return judgement
+
+    with ThreadPoolExecutor(max_workers=judge.concurrency) as pool:
+        judgements = list(pool.map(rate, chosen))
+    return _store(store, run_id, judge, [r.query_id for r in chosen], judgements)
+
+
+def _store(store: RunStore, run_id: str, judge: TruthJudge, query_ids: Sequence[str],
+           judgements: Sequence[Judgement]) -> JudgeSummary:
+    store.save_judgements(run_id, judge.spec, judge.label,
+                          [(q, j.rating, j.reason, j.error)
+                           for q, j in zip(query_ids, judgements, strict=True)])
+    rated = {q: j.rating for q, j in zip(query_ids, judgements, strict=True)
+             if j.rating is not None}
+    store.merge_query_metrics(run_id, {q: {"truthfulness": float(r)} for q, r in rated.items()})
+    # run level over every rated query (an earlier --limit call's too)
+    ratings = [m["truthfulness"] for _, m in store.query_metrics(run_id) if "truthfulness" in m]
+    failed = len(judgements) - len(rated)
+    metrics = {"truthfulness_n": float(len(ratings)), "truthfulness_failed": float(failed)}
+    if ratings:
+        metrics["truthfulness"] = sum(ratings) / len(ratings)
+    store.merge_run_metrics(run_id, metrics)
+    return JudgeSummary(run_id, judge.spec, judge.label, len(rated), failed,
+                        sum(rated.values()), metrics)
+
+
+def judgement_note(rows: Sequence[dict[str, Any]], query_id: str) -> str:
+    """One query's newest judgement in words, for the Query page; "" when none."""
+    mine = [r for r in rows if r["query_id"] == query_id]
+    if not mine:
+        return ""
+    row = mine[0]
+    if row["rating"] is None:
+        return f"Truthfulness: the judgement failed ({row['label']}): {row['error']}"
+    verdict = "1, relevant" if row["rating"] else "0, irrelevant"
+    reason = f": {row['reason']}" if row["reason"] else ""
+    return f"Truthfulness {verdict} ({row['label']}){reason}"
