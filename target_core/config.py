@@ -105,6 +105,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("local_threads", "TARGET_LOCAL_THREADS", None,
             "CPU threads of a `local:` model's server; unset: one fewer than the CPUs "
             "(at least 1), so the app and the retriever keep one."),
+    Setting("chunk_size", "TARGET_CHUNK_SIZE", "1000",
+            "Characters per passage when a dataset's documents.jsonl is cut into chunks "
+            "(at word boundaries); part of the dataset's fingerprint, so runs made with "
+            "another size are other runs."),
+    Setting("chunk_overlap", "TARGET_CHUNK_OVERLAP", "200",
+            "Characters each passage repeats from the end of the one before (0 or more, "
+            "less than TARGET_CHUNK_SIZE)."),
     Setting("max_failed_generations", "TARGET_MAX_FAILED_GENERATIONS", "0.5",
             "Share of a run's queries whose generation may fail (an error from the model "
             "or server) before the run is marked failed instead of complete; a run whose "
@@ -138,6 +145,8 @@ class Settings:
     local_threads: int | None = None
     max_failed_generations: float = 0.5
     ves_repeats: int = 10
+    chunk_size: int = 1000
+    chunk_overlap: int = 200
 
     def __repr__(self) -> str:  # keeps the API key out of logs and tracebacks
         key = "set" if self.openai_api_key else "unset"
@@ -205,6 +214,11 @@ def load_settings(workspace: str | Path | None = None,
     env = dict(os.environ if environ is None else environ)
     by_name = {s.name: s for s in SETTINGS}
     paths = _raw(by_name["datasets_path"], env)
+    chunk_size = int(_number(by_name["chunk_size"], env, int))
+    chunk_overlap = _count(by_name["chunk_overlap"], env)
+    if chunk_overlap >= chunk_size:
+        raise ConfigError(f"TARGET_CHUNK_OVERLAP={chunk_overlap} must be less than "
+                          f"TARGET_CHUNK_SIZE={chunk_size}")
     return Settings(
         workspace=Path(workspace or _required(by_name["workspace"], env)).expanduser(),
         datasets_path=tuple(Path(p).expanduser() for p in (paths or "").split(os.pathsep) if p),
@@ -231,4 +245,6 @@ def load_settings(workspace: str | Path | None = None,
                        if _raw(by_name["local_threads"], env) is not None else None),
         max_failed_generations=_share(by_name["max_failed_generations"], env),
         ves_repeats=int(_number(by_name["ves_repeats"], env, int)),
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
     )

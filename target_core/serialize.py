@@ -17,6 +17,9 @@ database_description fields (`column_description`, `column_name`, `data_format`,
 `value_description`); a list of BIRD rows keyed by `original_column_name` reads the
 same. Columns are described in header order; a description of a column the table lacks
 is left out. JSON carries the same entries under the context key's name.
+
+A passage (a document's chunk) is text, not a grid: "Title: <document title>" when the
+view shows titles, then its text (`passage_view_text`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from target_core.datasets.chunking import is_passage, passage_text
 from target_core.types import Cell, Table, TableView
 
 
@@ -189,8 +193,24 @@ def context_lines(table: Table, view: TableView) -> list[str]:
     return lines
 
 
+def passage_view_text(table: Table, view: TableView) -> str:
+    """A passage (a chunk of a document, datasets/chunking.py) as text: its identifying
+    lines as a table's ("Title: ...", "Passage: <id>" for the table_id flag), then the
+    text itself, in every format (JSON: {"title"?, "table_id"?, "text"}). A passage has
+    no header, rows or context keys, so the view's rows limit and context do not apply:
+    a header-only view still indexes the passage's words."""
+    identity = _identity(table, view)
+    text = passage_text(table)
+    if view.format == "json":
+        return json.dumps(dict(identity) | {"text": text}, ensure_ascii=False)
+    labels = _LABELS | {"table_id": "Passage"}
+    return "".join(f"{labels[k]}: {v}\n" for k, v in identity) + text
+
+
 def table_text(table: Table, view: TableView) -> str:
-    """The text of `table` under `view`."""
+    """The text of `table` under `view` (a passage: `passage_view_text`)."""
+    if is_passage(table):
+        return passage_view_text(table, view)
     identity = _identity(table, view)
     rows = visible_rows(table, view)
     if view.format == "json":

@@ -1,9 +1,14 @@
 """The folder format (TARGET-compatible): dataset.json, corpus.jsonl, queries.jsonl, databases/.
 
     <dir>/dataset.json    {"name", "task", "description"?, "license"?}   (optional)
-    <dir>/corpus.jsonl    one table per line
+    <dir>/corpus.jsonl    one table per line (optional when there are documents)
+    <dir>/documents.jsonl one document per line, cut into passages (optional;
+                          datasets/chunking.py)
     <dir>/queries.jsonl   one query per line
     <dir>/databases/<database_id>/<database_id>.sqlite   (text-to-SQL only)
+
+A query's gold may name tables (`table_id`, `database_id`), documents (`document_id`) or
+character spans of documents (`spans`), or tables and text together (a mixed corpus).
 """
 
 from __future__ import annotations
@@ -11,14 +16,25 @@ from __future__ import annotations
 import gc
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from target_core.datasets.chunking import (
+    DOCUMENTS_DB,
+    DOCUMENTS_FILE,
+    GOLD_FIELDS,
+    ChunkSettings,
+    chunk_document,
+    document_gold,
+    document_key,
+    load_documents,
+)
 from target_core.datasets.records import Where, assemble, parse_query, parse_table
 from target_core.errors import DatasetError
-from target_core.types import TASKS, Dataset
+from target_core.types import TASKS, Dataset, Query, Table
 
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
@@ -31,7 +47,12 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def is_folder_dataset(path: Path) -> bool:
-    return path.is_dir() and (path / CORPUS_FILE).is_file()
+    return path.is_dir() and ((path / CORPUS_FILE).is_file()
+                              or (path / DOCUMENTS_FILE).is_file())
+
+
+def has_documents(path: Path) -> bool:
+    return (Path(path) / DOCUMENTS_FILE).is_file()
 
 
 def inside(path: Path, root: Path) -> Path:
@@ -164,10 +185,13 @@ def gc_paused() -> Iterator[None]:
 
 
 def load_folder(path: str | Path, *, name: str | None = None,
-                wheres: list[Where] | None = None) -> Dataset:
+                wheres: list[Where] | None = None,
+                chunking: ChunkSettings | None = None) -> Dataset:
     """Load and validate a folder-format dataset; raises DatasetError naming file/line/field.
 
-    `wheres`, when given, receives where each table's record is, in corpus order.
+    `wheres`, when given, receives where each table's record is, in corpus order (a
+    passage: its document's line). Documents are cut by `chunking` (default sizes when
+    None) and their passages follow the tables.
     """
     path = Path(path)
     if not path.is_dir():
@@ -179,9 +203,21 @@ def load_folder(path: str | Path, *, name: str | None = None,
                            path=path / "databases")
     corpus = path / CORPUS_FILE
     queries = path / QUERIES_FILE
+    documents = path / DOCUMENTS_FILE
     with gc_paused():
-        tables = [(w, parse_table(r, w)) for w, r in iter_jsonl(inside(corpus, path))]
-        query_list = [(w, parse_query(r, w)) for w, r in iter_jsonl(inside(queries, path))]
+        tables: list[tuple[Where, Table]] = []
+        if corpus.is_file() or not documents.is_file():  # a missing corpus is named
+            tables = [(w, parse_table(r, w)) for w, r in iter_jsonl(inside(corpus, path))]
+        passages: dict[str, list[Table]] = {}
+        settings = chunking or ChunkSettings()
+        if documents.is_file():
+            _no_table_in(tables, DOCUMENTS_DB)
+            for where, document in load_documents(iter_jsonl(inside(documents, path)),
+                                                  documents):
+                passages[document.id] = chunk_document(document, settings)
+                tables.extend((where, t) for t in passages[document.id])
+        query_list = [(w, _parse_query(r, w, passages))
+                      for w, r in iter_jsonl(inside(queries, path))]
         dataset = assemble(
             name=name or meta.get("name") or path.name,
             task=meta.get("task"),
@@ -189,12 +225,43 @@ def load_folder(path: str | Path, *, name: str | None = None,
             queries=query_list,
             databases=databases,
             database_dir=path / "databases",
-            corpus_source=str(corpus),
+            corpus_source=str(corpus if corpus.is_file() else documents),
             queries_source=str(queries),
             description=meta.get("description", ""),
             license=meta.get("license"),
             source=str(path),
+            documents={document_key(d) for d in passages},
+            chunking=settings.label if passages else "",
         )
     if wheres is not None:
         wheres.extend(w for w, _ in tables)
     return dataset
+
+
+def _no_table_in(tables: Sequence[tuple[Where, Table]], database_id: str) -> None:
+    """The passages' database is reserved: a corpus table in it would read as a chunk."""
+    for where, table in tables:
+        if table.database_id == database_id:
+            raise where.error(f"database_id {database_id!r} is reserved for the passages of "
+                              f"{DOCUMENTS_FILE}; rename this table's database",
+                              "database_id")
+
+
+_PLACEHOLDER = "\x00text-gold"
+
+
+def _parse_query(record: Any, where: Where, passages: Mapping[str, Sequence[Table]]) -> Query:
+    """A query record; its `document_id` or `spans` add gold text (chunking.document_gold).
+    Without `table_id` such a query's gold is text only and its database the passages'."""
+    if not isinstance(record, dict) or not any(f in record for f in GOLD_FIELDS):
+        return parse_query(record, where)
+    if not passages:
+        field = next(f for f in GOLD_FIELDS if f in record)
+        raise where.error(f"names gold text but the dataset has no {DOCUMENTS_FILE}", field)
+    text_gold = document_gold(record, where, passages)
+    if "table_id" in record:
+        query = parse_query(record, where)
+        return replace(query, gold=tuple(dict.fromkeys(query.gold + text_gold)))
+    query = parse_query({"database_id": DOCUMENTS_DB, **record, "table_id": _PLACEHOLDER},
+                        where)
+    return replace(query, gold=text_gold)

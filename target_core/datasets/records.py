@@ -171,7 +171,7 @@ def assemble(
     description: str = "",
     license: str | None = None,
     source: str = "",
-    documents: Container[TableKey] = (),
+    documents: Iterable[TableKey] = (),
     chunking: str = "",
 ) -> Dataset:
     """Check the records against each other and build the Dataset.
@@ -197,7 +197,8 @@ def assemble(
     if not table_list:
         raise DatasetError("the corpus is empty: it holds no tables", path=corpus_source)
 
-    known: Container[TableKey] = seen if not documents else set(seen) | set(documents)
+    extra = set(documents)
+    known: Container[TableKey] = seen if not extra else set(seen) | extra
     query_list, seen_ids = check_queries(queries, known, queries_source)
     query_list = sql_from_answers(query_list, task, bool(databases))
     task = check_task(task, query_list, databases, database_dir, seen_ids, seen, source)

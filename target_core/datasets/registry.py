@@ -16,7 +16,14 @@ from typing import Any
 
 from target_core.config import DEMO_DIR, Settings, load_settings
 from target_core.datasets import lookup
-from target_core.datasets.folder import CORPUS_FILE, is_folder_dataset, load_folder, read_meta
+from target_core.datasets.chunking import ChunkSettings
+from target_core.datasets.folder import (
+    CORPUS_FILE,
+    has_documents,
+    is_folder_dataset,
+    load_folder,
+    read_meta,
+)
 from target_core.datasets.records import Where
 from target_core.errors import ConfigError, DatasetError, TargetError, UnknownNameError
 from target_core.types import Dataset
@@ -115,8 +122,9 @@ def resolve(name_or_path: str | Path, settings: Settings) -> DatasetEntry:
     if path.exists():
         entry = _entry_for_dir(path, "folder") if path.is_dir() else None
         if entry is None:
-            raise DatasetError("not a dataset: expected corpus.jsonl (folder format) or "
-                               "tables.json with dev.json (Spider layout)", path=path)
+            raise DatasetError("not a dataset: expected corpus.jsonl or documents.jsonl "
+                               "(folder format) or tables.json with dev.json (Spider "
+                               "layout)", path=path)
         return entry
     raise UnknownNameError("dataset", text, known)
 
@@ -138,14 +146,21 @@ def registered_name(name_or_path: str | Path, settings: Settings) -> str:
     return text
 
 
-def _signature(entry: DatasetEntry) -> tuple[Any, ...]:
-    """What must be unchanged for a cached load to stay valid: top-level files' mtimes."""
+def chunk_settings(settings: Settings) -> ChunkSettings:
+    """How documents are cut into passages (TARGET_CHUNK_SIZE, TARGET_CHUNK_OVERLAP)."""
+    return ChunkSettings(settings.chunk_size, settings.chunk_overlap)
+
+
+def _signature(entry: DatasetEntry, settings: Settings) -> tuple[Any, ...]:
+    """What must be unchanged for a cached load to stay valid: top-level files' mtimes
+    and, for a dataset with documents, the chunk settings."""
     if entry.kind == "hub":
         return (entry.kind, entry.name)
     root = Path(entry.location)
     stats = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size)
                          for p in root.iterdir() if p.is_file()))
-    return (entry.kind, entry.name, entry.location, stats)
+    chunks = chunk_settings(settings).label if has_documents(root) else ""
+    return (entry.kind, entry.name, entry.location, stats, chunks)
 
 
 def _load_entry(entry: DatasetEntry, settings: Settings) -> Dataset:
@@ -159,8 +174,10 @@ def _load_entry(entry: DatasetEntry, settings: Settings) -> Dataset:
         # TARGET's corpus for a split holds that split's databases, not all of Spider's.
         return load_spider(Path(entry.location), name=entry.name, corpus="split")
     wheres: list[Where] = []
-    dataset = load_folder(Path(entry.location), name=entry.name, wheres=wheres)
-    if len(dataset.tables) >= lookup.INDEX_MIN_TABLES:
+    dataset = load_folder(Path(entry.location), name=entry.name, wheres=wheres,
+                          chunking=chunk_settings(settings))
+    # passages are cut from documents.jsonl, not read from lines: no corpus index for them
+    if len(dataset.tables) >= lookup.INDEX_MIN_TABLES and not dataset.chunking:
         lookup.write_index(settings.workspace, Path(entry.location) / CORPUS_FILE, dataset,
                            wheres)
     return dataset
@@ -173,7 +190,7 @@ def load_dataset(name_or_path: str | Path, settings: Settings | None = None) -> 
 
 
 def _load_cached(entry: DatasetEntry, settings: Settings) -> Dataset:
-    key = _signature(entry)
+    key = _signature(entry, settings)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
@@ -196,13 +213,13 @@ def open_lookup(name_or_path: str | Path, settings: Settings | None = None
 
 
 def _open(entry: DatasetEntry, settings: Settings) -> Dataset | lookup.DatasetLookup:
-    key = _signature(entry)
+    key = _signature(entry, settings)
     with _cache_lock:
         if key in _cache:
             return _cache[key]
         if key in _lookups:
             return _lookups[key]
-    if entry.kind in ("demo", "folder"):
+    if entry.kind in ("demo", "folder") and not has_documents(Path(entry.location)):
         found = lookup.lookup_folder(Path(entry.location), entry.name, settings.workspace)
         if found is not None:
             with _cache_lock:

@@ -37,6 +37,7 @@ from target_core.errors import Cancelled, ConfigError, TargetError
 from target_core.generators import Generator, build_generator
 from target_core.generators.error_classes import classify_error
 from target_core.generators.prompts import prompt_set
+from target_core.metrics.documents import ranked_units, unit_rank
 from target_core.metrics.retrieval import (
     QueryOutcome,
     aggregate_retrieval,
@@ -106,14 +107,16 @@ def package_versions() -> dict[str, str]:
 def _gold_ranks(retriever: Retriever, query: Query, ranked: Sequence[TableKey],
                 position: dict[TableKey, int]) -> dict[TableKey, int | None]:
     """Rank of each gold table: from the top-k list, else from the full scores when the
-    retriever can give them (so near misses at k+1 are visible), else None."""
-    ranks = gold_ranks(list(ranked), query.gold)
+    retriever can give them (so near misses at k+1 are visible), else None. A gold
+    document is ranked among units (metrics/documents.py)."""
+    ranks = gold_ranks(list(ranked_units(ranked, query.gold)), query.gold)
     missing = [key for key, rank in ranks.items() if rank is None]
     if missing:
         scores = retriever.score_all(query.query)
         if scores is not None:
             for key in missing:
-                ranks[key] = rank_in(scores, position[key])
+                ranks[key] = (rank_in(scores, position[key]) if key in position
+                              else unit_rank(scores, list(position), key))
     return ranks
 
 
@@ -250,6 +253,8 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
                | distractors.info)
     if generator is not None:
         details["generator"] = generator.label
+    if dataset.chunking:  # documents cut into passages: how, recorded with the run
+        details["chunking"] = dataset.chunking
     store.record_index(run.run_id, text_fingerprint=fingerprint,
                        text_example=texts[0][:4000] if texts else "",
                        index_info={"n_texts": info.n_texts, "seconds": round(info.seconds, 4),

@@ -7,7 +7,9 @@ failures), "none" nothing (TARGET's no-context prompt).
 The token budget is filled in rank order, deterministically (TARGET fills the prompt
 in whatever order its threads finish): each table enters with as many of its first
 rows as fit in what is left, counted with tiktoken (a labelled estimate offline); a
-table whose header alone does not fit is dropped. Every cut is recorded on the query.
+table whose header alone does not fit is dropped. A passage (a document's chunk) is
+shown as text (serialize.passage_view_text) and enters whole or is dropped. Every cut is
+recorded on the query.
 
 Text-to-SQL follows TARGET (Appendix C): the generator gets the schema (`CREATE TABLE`
 statements) of every table of each retrieved table's database, databases in rank
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from target_core.datasets.chunking import is_passage
 from target_core.errors import TargetError
 from target_core.generators.base import Column, Context, SchemaTable
 from target_core.serialize import context_lines, table_text
@@ -82,6 +85,8 @@ def fit_table(table: Table, view: TableView, budget: int, counter: TokenCounter
     tokens = counter.count(full)
     if tokens <= budget:
         return table, full, tokens
+    if is_passage(table):  # a passage has no rows to cut: it enters whole or not at all
+        return None
     low, high = 0, min(len(table.rows), budget)  # every row costs at least one token
     best: tuple[Table, str, int] | None = None
     while low <= high:

@@ -1,11 +1,12 @@
 """Extractive QA for the heuristic generator: the answer is a cell of the top context
-table (`answer_question`)."""
+table (`answer_question`), or a sentence of the top passage (`answer_from_passage`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
+from target_core.datasets.chunking import is_passage, passage_text
 from target_core.generators.heuristic_text import (
     best_rows,
     content,
@@ -39,6 +40,8 @@ def answer_question(query: str, tables: Sequence[Table]) -> tuple[str, str]:
     if not tables or not tables[0].rows or not tables[0].header:
         return "", "no table in the context"
     table = tables[0]
+    if is_passage(table):
+        return answer_from_passage(query, table)
     score, _, row_index = best_rows(query, [table])[0]
     how = "best-matching row"
     extreme = extreme_row(query, table) if score - _title_score(query, table) < 2 else None
@@ -98,3 +101,17 @@ def _answer_column(query: str, table: Table, row: Sequence[Cell], label_col: int
     return -max(options)[2]
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
+
+def answer_from_passage(query: str, passage: Table) -> tuple[str, str]:
+    """The sentence of the passage sharing most content tokens with the question (the
+    first on a tie): an extractive answer from text, as a cell is from a table."""
+    sentences = [s.strip() for s in _SENTENCE_END.split(passage_text(passage)) if s.strip()]
+    if not sentences:
+        return "", "empty passage"
+    wanted = content(query)
+    scores = [len(wanted & content(s)) for s in sentences]
+    best = max(range(len(sentences)), key=lambda i: (scores[i], -i))
+    return sentences[best], f"passage sentence {best + 1} of {len(sentences)} " \
+                            f"({scores[best]} shared words)"

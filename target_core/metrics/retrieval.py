@@ -33,6 +33,7 @@ from itertools import chain
 import numpy as np
 
 from target_core.metrics.capped import capped_gold_at_k, capped_recall
+from target_core.metrics.documents import ranked_units
 from target_core.metrics.ranking import (
     GoldRanks,
     check_cutoff,
@@ -86,7 +87,8 @@ class QueryOutcome:
     gold_ranks: GoldRanks = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        retrieved, gold = tuple(self.retrieved), tuple(self.gold)
+        gold = tuple(self.gold)
+        retrieved = ranked_units(tuple(self.retrieved), gold)  # document-level gold
         try:
             ranks = rank_positions(retrieved, gold)
         except ValueError as exc:
