@@ -23,6 +23,7 @@ from target_core.cli.haystack import HAYSTACK_COMMANDS, haystack_arguments
 from target_core.cli.importing import IMPORT_COMMANDS, import_arguments
 from target_core.cli.jobs import JOB_COMMANDS, job_arguments, print_launch
 from target_core.cli.judge import JUDGE_COMMANDS, judge_arguments
+from target_core.cli.sql_ablate import SQL_ABLATE_COMMANDS, sql_ablate_arguments
 from target_core.config import load_settings
 from target_core.errors import TargetError
 from target_core.types import CONTEXT_MODES, FORMATS, VIEW_PRESETS
@@ -305,9 +306,15 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     **JOB_COMMANDS,
     **ANALYSIS_COMMANDS,
     **HAYSTACK_COMMANDS,
+    **SQL_ABLATE_COMMANDS,
     **BENCHGEN_COMMANDS,
     **JUDGE_COMMANDS,
 }
+ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {  # each module's parsers
+    name: add for commands, add in (
+        (IMPORT_COMMANDS, import_arguments), (HAYSTACK_COMMANDS, haystack_arguments),
+        (SQL_ABLATE_COMMANDS, sql_ablate_arguments), (BENCHGEN_COMMANDS, benchgen_arguments),
+        (JUDGE_COMMANDS, judge_arguments)) for name in commands}
 
 
 def _run_arguments(command: argparse.ArgumentParser) -> None:
@@ -387,18 +394,12 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("run_id")
             command.add_argument("--format", required=True, choices=["target", "trec", "csv"])
             command.add_argument("--out", required=True, help="file to write")
-        elif name in IMPORT_COMMANDS:
-            import_arguments(command)
         elif name in JOB_COMMANDS:
             job_arguments(name, command)
         elif name in ANALYSIS_COMMANDS:
             analysis_arguments(name, command)
-        elif name in HAYSTACK_COMMANDS:
-            haystack_arguments(command)
-        elif name in BENCHGEN_COMMANDS:
-            benchgen_arguments(command)
-        elif name in JUDGE_COMMANDS:
-            judge_arguments(command)
+        elif name in ARGUMENTS:
+            ARGUMENTS[name](command)
     return parser
 
 
