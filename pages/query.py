@@ -11,6 +11,7 @@ import streamlit as st
 from pages._ui import resources, shell, url, widgets
 from pages._ui.answer import render as render_answer
 from pages._ui.text import plain
+from target_core.datasets.chunking import is_passage, passage_text
 from target_core.engine.haystack import with_distractors
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
@@ -21,6 +22,8 @@ from target_core.views.query import (
     highlighted_table,
     matched_terms,
     outcome_view,
+    passage_caption,
+    preview_table,
     query_flags,
     query_terms,
 )
@@ -131,15 +134,21 @@ ref = url.url_selectbox("Preview a table", options, param="table",
                         kind="table", among=table_among,
                         format_func=lambda t: ("★ " if t in set(view.gold["table"]) else "")
                         + t)
-table = dataset.table(parse_table_ref(ref))
+table = preview_table(dataset, parse_table_ref(ref))
 terms = query_terms(q.query)
 present, absent = matched_terms(table, terms)
-section = f" · {plain(table.section_title)}" if table.section_title else ""
-st.markdown(f"**{plain(table.title or ref)}**{section}")
-st.caption("Query words in this table: " + (", ".join(present) or "none") +
-           " · not in it: " + (", ".join(absent) or "none") +
-           ". Shaded cells and ◆ columns contain a query word"
-           + (", amber rows matched the query (rows retriever)." if matched_rows.get(ref)
-              else "."))
-st.dataframe(highlighted_table(table, terms, rows=matched_rows.get(ref, ())),
-             width="stretch", hide_index=True)
+if is_passage(table):  # a document's text: its title and the text, not a grid
+    st.markdown(f"**{plain(table.title or ref)}** · {plain(passage_caption(table))}")
+    st.caption("Query words in this passage: " + (", ".join(present) or "none") +
+               " · not in it: " + (", ".join(absent) or "none") + ".")
+    st.text(passage_text(table))
+else:
+    section = f" · {plain(table.section_title)}" if table.section_title else ""
+    st.markdown(f"**{plain(table.title or ref)}**{section}")
+    st.caption("Query words in this table: " + (", ".join(present) or "none") +
+               " · not in it: " + (", ".join(absent) or "none") +
+               ". Shaded cells and ◆ columns contain a query word"
+               + (", amber rows matched the query (rows retriever)." if matched_rows.get(ref)
+                  else "."))
+    st.dataframe(highlighted_table(table, terms, rows=matched_rows.get(ref, ())),
+                 width="stretch", hide_index=True)

@@ -258,3 +258,32 @@ def span_gold(spans: Any, where: Where, chunks: Mapping[str, Sequence[Table]]
 def document_chunks(tables: Iterable[Table], document_id: str) -> list[Table]:
     """The chunks of one document in a corpus, in order."""
     return [t for t in tables if is_passage(t) and t.context.get("document_id") == document_id]
+
+
+def document_table(tables: Mapping[TableKey, Table], key: Sequence[str]) -> Table | None:
+    """A whole document as one passage, put back together from its chunks in `tables`
+    (a table index) by their offsets, for pages that show a gold document; None when
+    `key` names no document there. Whitespace between chunks that do not overlap is
+    shown as one space (chunks leave out leading and trailing whitespace)."""
+    if not is_document_key(key):
+        return None
+    chunks: list[Table] = []
+    while (chunk := tables.get(chunk_key(key[1], len(chunks) + 1))) is not None:
+        chunks.append(chunk)
+    if not chunks:
+        return None
+    text = ""
+    for chunk in chunks:
+        start, body = int(chunk.context["start"]), passage_text(chunk)
+        text = (text + body[len(text) - start:] if start < len(text)
+                else f"{text} {body}" if text else body)
+    first = chunks[0]
+    return Table(DOCUMENTS_DB, key[1], ("text",), ((text,),),
+                 {"kind": PASSAGE, "title": first.title, "document_id": key[1],
+                  "chunks": len(chunks), "start": 0, "end": int(chunks[-1].context["end"])})
+
+
+def table_or_document(tables: Mapping[TableKey, Table], key: Sequence[str]) -> Table | None:
+    """The table (or passage) of `key`, else the document it names, else None."""
+    found = tables.get((key[0], key[1]))
+    return found if found is not None else document_table(tables, key)

@@ -13,12 +13,13 @@ from typing import Any
 
 import pandas as pd
 
+from target_core.datasets.chunking import document_of, is_passage, table_or_document
 from target_core.engine.haystack import distractor_source
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.metrics.tasks import answer_right, task_rules
 from target_core.serialize import cell_text
 from target_core.textproc import match_tokens
-from target_core.types import Query, Table, TableLookup, table_ref
+from target_core.types import Query, Table, TableKey, TableLookup, table_ref
 from target_core.views.datasets import table_frame
 
 
@@ -44,14 +45,19 @@ def query_terms(text: str) -> set[str]:
 
 
 def ranked_frame(dataset: TableLookup, result: QueryResult) -> pd.DataFrame:
+    """The ranked list; a passage shows its document's title, and is gold when it is or
+    its document is (metrics/documents.py)."""
     gold = set(result.gold)
     rows = []
     for rank, (key, score) in enumerate(result.ranked, start=1):
         table = dataset.table_index.get(key)
         title = table.title if table else "(not in the dataset)"
+        if table is not None and is_passage(table):
+            title = f"{table.title} (passage {table.context.get('chunk', '')})"
         if (source := distractor_source(key)) is not None:  # a haystack run's: never gold
             title = f"distractor from {source}" + (f": {table.title}" if table else "")
-        rows.append({"rank": rank, "gold": key in gold, "table": table_ref(key),
+        rows.append({"rank": rank, "gold": key in gold or document_of(key) in gold,
+                     "table": table_ref(key),
                      "title": title,
                      "section": table.section_title if table else "", "score": score})
     return pd.DataFrame(rows, columns=["rank", "gold", "table", "title", "section", "score"])
@@ -67,7 +73,7 @@ def gold_frame(dataset: TableLookup, result: QueryResult, top_k: int, *,
     rows = []
     for key in result.gold:
         rank = result.gold_ranks.get(key)
-        table = dataset.table_index.get(key)
+        table = table_or_document(dataset.table_index, key)  # a gold document too
         where = (unranked if rank is None else
                  f"rank {rank}" + ("" if rank <= top_k else f" (beyond k = {top_k})"))
         rows.append({"table": table_ref(key), "title": table.title if table else "",
@@ -141,6 +147,22 @@ def outcome_view(store: RunStore, dataset: TableLookup, run_id: str, query_id: s
         found=not result.failed_at(run.config.top_k),
         previous_failed=before[-1] if before else None,
         next_failed=after[0] if after else None, n_failed=len(steps))
+
+
+def preview_table(dataset: TableLookup, key: TableKey) -> Table:
+    """The table, passage or whole gold document (its chunks joined) a preview shows."""
+    found = table_or_document(dataset.table_index, key)
+    return found if found is not None else dataset.table(key)
+
+
+def passage_caption(table: Table) -> str:
+    """Where a passage sits in its document: "passage 2 of Karsk_Mountains, characters
+    90-210", or "document Karsk_Mountains, 3 passages" for a whole gold document."""
+    context = table.context
+    if "chunks" in context:
+        return f"document {context.get('document_id')}, {context['chunks']} passages"
+    return (f"passage {context.get('chunk')} of document {context.get('document_id')}, "
+            f"characters {context.get('start')}-{context.get('end')}")
 
 
 def term_cells(table: Table, terms: set[str], limit: int | None = None
