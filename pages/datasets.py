@@ -8,6 +8,7 @@ import streamlit as st
 
 from pages._ui import resources, shell, url, widgets
 from pages._ui.text import plain
+from target_core.datasets.chunking import is_passage, passage_text
 from target_core.errors import TargetError
 from target_core.types import (
     VIEW_PRESETS,
@@ -32,6 +33,7 @@ from target_core.views.datasets import (
     views_to_compare,
 )
 from target_core.views.plots import size_distributions
+from target_core.views.query import passage_caption
 
 SECTIONS = ["Sizes", "Tables", "Queries"]
 PREVIEW_ROWS = 200
@@ -72,23 +74,32 @@ url.write(section=section)
 
 def show_table(table: Table, dataset: Dataset, view: TableView, key: str,
                query: Query | None = None) -> None:
-    st.subheader(f"Table {plain(table_ref(table.key))}")
-    st.markdown(f"**Title:** {plain(table.title or '—')}  \n"
-                f"**Section:** {plain(table.section_title or '—')}  \n"
-                f"**Size:** {table.n_rows:,} rows × {table.n_cols} columns")
+    passage = is_passage(table)
+    if passage:  # a document's text: title, where it sits, the text itself
+        st.subheader(f"Passage {plain(table_ref(table.key))}")
+        st.markdown(f"**Title:** {plain(table.title or '—')}  \n"
+                    f"**From:** {plain(passage_caption(table))}")
+    else:
+        st.subheader(f"Table {plain(table_ref(table.key))}")
+        st.markdown(f"**Title:** {plain(table.title or '—')}  \n"
+                    f"**Section:** {plain(table.section_title or '—')}  \n"
+                    f"**Size:** {table.n_rows:,} rows × {table.n_cols} columns")
     gold_of = queries_with_gold(dataset, table.key)
     if gold_of:
         st.caption(f"Gold table of {len(gold_of)} quer{'y' if len(gold_of) == 1 else 'ies'}: "
                    + ", ".join(plain(q) for q in gold_of[:20])
                    + (" …" if len(gold_of) > 20 else ""))
-    grid, text = st.tabs(["Grid", "As text under views"])
+    grid, text = st.tabs(["Text" if passage else "Grid", "As text under views"])
     with grid:
-        cells = evidence_cells(query, table) if query else set()
+        if passage:
+            st.text(passage_text(table))
+        cells = evidence_cells(query, table) if query and not passage else set()
         if cells:
             rows, marked = evidence_rows(table, cells)
             st.markdown("**Evidence** (the cells the reference answer rests on)")
             st.dataframe(highlight_cells(rows, marked), width="stretch")
-        st.dataframe(table_frame(table, PREVIEW_ROWS), width="stretch", hide_index=True)
+        if not passage:
+            st.dataframe(table_frame(table, PREVIEW_ROWS), width="stretch", hide_index=True)
         if table.n_rows > PREVIEW_ROWS:
             st.caption(f"First {PREVIEW_ROWS} of {table.n_rows:,} rows.")
     with text:

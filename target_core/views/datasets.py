@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from target_core.datasets.chunking import document_of, table_or_document
 from target_core.serialize import cell_text, table_text
 from target_core.tokens import TokenCounter, get_counter
 from target_core.types import (
@@ -224,13 +225,17 @@ class QueryDetail:
 
 
 def queries_with_gold(dataset: Dataset, key: TableKey) -> list[str]:
-    """Ids of the queries whose gold includes the table `key`."""
-    return [q.query_id for q in dataset.queries if key in q.gold]
+    """Ids of the queries whose gold includes the table `key` (a passage: or its
+    document)."""
+    document = document_of(key)
+    return [q.query_id for q in dataset.queries if key in q.gold or document in q.gold]
 
 
 def query_detail(dataset: Dataset, query_id: str) -> QueryDetail:
+    """A query and its gold tables; a gold document comes whole (its chunks joined)."""
     query = dataset.query(query_id)
-    return QueryDetail(query, [dataset.table(k) for k in query.gold])
+    return QueryDetail(query, [table_or_document(dataset.table_index, k) or dataset.table(k)
+                               for k in query.gold])
 
 
 def views_to_compare(view: TableView, presets: Sequence[str]) -> list[TableView]:
