@@ -1,7 +1,8 @@
 """Compare: two or more runs on one dataset, query by query: means with confidence
 intervals, paired tests with win/tie/loss, gold ranks side by side and the flipped
 queries with links to the Query page; runs that differ only in their prompt set read as
-a prompt-set comparison. ?runs=BASELINE,OTHER,...&k=K reopens it."""
+a prompt-set comparison; QA runs add GTR's Figure 3 (answer quality against reply
+length). ?runs=BASELINE,OTHER,...&k=K reopens it."""
 
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ from target_core.analysis.report import (
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
 from target_core.views.compare import (
+    QUALITY_METRICS,
     CompareChoices,
     compare_choices,
     compare_slices,
     compare_view,
+    quality_metrics,
+    quality_scatter,
 )
 from target_core.views.params import ParamError, check_choice, parse_int
 
@@ -145,6 +149,17 @@ for i, pair in enumerate(comparison.pairs):
         rank_scatter(outcomes, pair.baseline, pair.other, names=names), width="stretch",
         key=f"compare-scatter-{pair.other}")
 
+qualities = quality_metrics(store, view)
+if qualities:
+    st.subheader("Answer quality against reply length (GTR's Figure 3)")
+    quality = st.selectbox("Quality", qualities, format_func=QUALITY_METRICS.get,
+                           key="compare-quality",
+                           help="SAS here is the cosine of local MiniLM embeddings of answer "
+                                "and reference, not a cross-encoder's SAS; truthfulness "
+                                "appears after `python -m target_core judge RUN_ID`.")
+    scatter = quality_scatter(store, view, quality)
+    st.caption(plain(scatter.note))
+    st.plotly_chart(scatter.figure, width="stretch", key="compare-quality-scatter")
 
 st.subheader("Flipped queries")
 st.caption(f"Found by one run and failed by the other at k = {comparison.k} ({FAILURE_RULE}); "

@@ -33,8 +33,8 @@ __all__ = ["FlippedQuery", "MetricTest", "PairComparison", "RunComparison", "Run
            "compare_runs", "dataset_label"]
 
 HIT_CUTOFFS = (1, 3, 5, 10)
-BINARY_DOWNSTREAM = ("execution_match", "fact_correct")
-GRADED_DOWNSTREAM = ("sentence_bleu", "ves")
+BINARY_DOWNSTREAM = ("execution_match", "fact_correct", "truthfulness")
+GRADED_DOWNSTREAM = ("sentence_bleu", "ves", "rougeL_p", "sas")
 
 
 class CompareError(TargetError):

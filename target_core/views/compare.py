@@ -4,7 +4,8 @@ flipped-query tables with links to each run's Query page.
 
 Runs are grouped by their dataset's content (fingerprint), so runs made with a folder
 path and with the dataset's name are listed together, under the name. Runs that differ
-only in their prompt set are a prompt-set comparison: each is named by its set."""
+only in their prompt set are a prompt-set comparison: each is named by its set. QA runs
+also get GTR's Figure 3: per query, answer quality against reply length in tokens."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import pandas as pd
+import plotly.graph_objects as go
 
 from target_core.analysis.compare import RunComparison, compare_runs, dataset_label
 from target_core.analysis.figures import run_names
@@ -20,6 +22,8 @@ from target_core.analysis.report import flipped_table
 from target_core.analysis.significance import outcomes_frame
 from target_core.analysis.slices import SliceView, by_slice
 from target_core.engine.store import RunRecord, RunStore
+from target_core.errors import UnknownNameError
+from target_core.metrics.gtr import SAS_LABEL
 from target_core.metrics.retrieval import STANDARD_KS, default_ks
 from target_core.types import DEFAULT_PROMPT_SET, RunConfig
 from target_core.views.links import query_link
@@ -160,3 +164,64 @@ def compare_slices(store: RunStore, view: CompareView, metadata: pd.DataFrame, f
     """The compared runs' headline metrics per value of the query metadata `field` (a
     column of analysis.slices.metadata_frame of the dataset's queries)."""
     return by_slice(store, view.runs, metadata, field, view.names)
+
+
+# --- GTR's Figure 3: answer quality against reply length ------------------------------------
+
+QUALITY_METRICS: dict[str, str] = {
+    "rouge_l": "ROUGE-L F", "rougeL_p": "ROUGE-L P", "sas": SAS_LABEL,
+    "truthfulness": "truthful (judge, 1/0)"}
+"""Per-query answer qualities the scatter can plot (metrics.gtr), with their axis names."""
+
+
+@dataclass(frozen=True)
+class QualityScatter:
+    """GTR's Figure 3 for the compared runs: one point per answered query and run."""
+
+    metric: str
+    points: pd.DataFrame
+    """run, run_id, query_id, reply_tokens, value: the queries with both numbers."""
+    figure: go.Figure
+
+    @property
+    def note(self) -> str:
+        counts = self.points.groupby("run", sort=False).size()
+        return ("Each point is one query's answer: its " + QUALITY_METRICS[self.metric]
+                + " against its length in o200k tokens (GTR's Figure 3). Points: "
+                + ", ".join(f"{run} {n}" for run, n in counts.items()) + ".")
+
+
+def quality_metrics(store: RunStore, view: CompareView) -> list[str]:
+    """The QUALITY_METRICS some compared run has per query beside reply_tokens (a QA
+    run with answers; truthfulness only after `judge`), in QUALITY_METRICS' order."""
+    present: set[str] = set()
+    for run in view.runs:
+        for _, metrics in store.query_metrics(run.run_id):
+            if "reply_tokens" in metrics:
+                present |= set(metrics) & set(QUALITY_METRICS)
+    return [m for m in QUALITY_METRICS if m in present]
+
+
+def quality_scatter(store: RunStore, view: CompareView, metric: str) -> QualityScatter:
+    """The scatter of `metric` (a key of QUALITY_METRICS) against reply tokens, one
+    colour per run; an unknown metric raises UnknownNameError."""
+    if metric not in QUALITY_METRICS:
+        raise UnknownNameError("answer quality", metric, QUALITY_METRICS)
+    rows = [{"run": view.names.get(run.run_id, run.run_id), "run_id": run.run_id,
+             "query_id": query_id, "reply_tokens": metrics["reply_tokens"],
+             "value": metrics[metric]}
+            for run in view.runs for query_id, metrics in store.query_metrics(run.run_id)
+            if "reply_tokens" in metrics and metric in metrics]
+    points = pd.DataFrame(rows, columns=["run", "run_id", "query_id", "reply_tokens", "value"])
+    figure = go.Figure()
+    for name, part in points.groupby("run", sort=False):
+        figure.add_trace(go.Scatter(
+            x=part["reply_tokens"], y=part["value"], mode="markers", name=str(name),
+            text=part["query_id"], opacity=0.75,
+            hovertemplate="%{text}<br>reply tokens=%{x}<br>" + QUALITY_METRICS[metric]
+            + "=%{y:.3f}<extra>%{fullData.name}</extra>"))
+    figure.update_layout(height=400, xaxis_title="reply length (o200k tokens)",
+                         yaxis_title=QUALITY_METRICS[metric], yaxis_range=[-0.05, 1.05],
+                         legend={"orientation": "h", "y": -0.25},
+                         margin={"l": 50, "r": 10, "t": 10, "b": 40})
+    return QualityScatter(metric, points, figure)

@@ -1,0 +1,272 @@
+"""GTR's answer metrics (seed 001): ROUGE-1/2/L P/R/F worked out by hand, SAS against a
+direct numpy cosine of the real MiniLM vectors, the run-level means, the truthfulness
+judge (the offline stand-in, and an LLM on the fake OpenAI server, a malformed reply a
+failed judgement), the `judge` command, and the metrics where sacreBLEU shows: the
+leaderboard, the runs list, `show`, the Query page and the Compare page's Figure 3."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from target_core.config import load_settings
+from target_core.engine.store import RunStore
+from target_core.metrics.gtr import (
+    aggregate_gtr,
+    gtr_query_metrics,
+    reply_tokens,
+    rouge_scores,
+    sas_scores,
+)
+from target_core.types import GenerationConfig, RunConfig
+
+# --- ROUGE by hand ----------------------------------------------------------------------------
+
+
+def test_rouge_of_a_symmetric_pair_by_hand() -> None:
+    # hyp: the cat sat on the mat / ref: the cat lay on the mat (6 tokens each)
+    # unigrams: the×2, cat, on, mat shared = 5; bigrams: the-cat, on-the, the-mat = 3 of 5
+    # LCS: the cat on the mat = 5
+    scores = rouge_scores("The cat sat on the mat.", "the cat lay on the mat")
+    assert scores == pytest.approx({
+        "rouge1_p": 5 / 6, "rouge1_r": 5 / 6, "rouge1_f": 5 / 6,
+        "rouge2_p": 3 / 5, "rouge2_r": 3 / 5, "rouge2_f": 3 / 5,
+        "rougeL_p": 5 / 6, "rougeL_r": 5 / 6, "rouge_l": 5 / 6})
+
+
+def test_rouge_precision_is_over_the_answer_and_recall_over_the_reference() -> None:
+    # hyp: paris is the capital (4) / ref: the capital of france is paris (6)
+    # unigrams: 4 shared -> P 4/4, R 4/6; bigrams: only the-capital -> P 1/3, R 1/5,
+    # F = 2·(1/3)(1/5)/(1/3 + 1/5) = 1/4; LCS "the capital" = 2 -> P 2/4, R 2/6, F 0.4
+    scores = rouge_scores("Paris is the capital", "The capital of France is Paris")
+    assert scores == pytest.approx({
+        "rouge1_p": 1.0, "rouge1_r": 4 / 6, "rouge1_f": 0.8,
+        "rouge2_p": 1 / 3, "rouge2_r": 1 / 5, "rouge2_f": 0.25,
+        "rougeL_p": 0.5, "rougeL_r": 1 / 3, "rouge_l": 0.4})
+
+
+def test_query_metrics_of_an_answer_and_of_a_failed_generation() -> None:
+    from target_core.tokens import get_counter
+
+    values = gtr_query_metrics("Paris is the capital", "The capital of France is Paris",
+                               failed=False, ms=12.5)
+    assert values["rouge1_p"] == 1.0 and values["response_ms"] == 12.5
+    assert "rouge_l" not in values  # per_query_downstream gives ROUGE-L F
+    assert values["reply_tokens"] == get_counter().count("Paris is the capital") == 4
+    assert reply_tokens("") == 0
+    failed = gtr_query_metrics("", "anything", failed=True, ms=None)
+    assert set(failed.values()) == {0.0} and "response_ms" not in failed
+
+
+# --- SAS ---------------------------------------------------------------------------------------
+
+def test_sas_is_the_rowwise_cosine() -> None:
+    answers = np.array([[1.0, 0.0], [3.0, 4.0], [0.0, 0.0], [1.0, 1.0]])
+    references = np.array([[1.0, 1.0], [3.0, 4.0], [1.0, 0.0], [1.0, 1.0]])
+    assert sas_scores(answers, references, [False, False, False, True]) == pytest.approx(
+        [1 / math.sqrt(2), 1.0, 0.0, 0.0])  # a zero vector and an empty text score 0
+    with pytest.raises(ValueError, match=r"\(2, 2\).*\(1, 2\)"):
+        sas_scores(answers[:2], references[:1])
+
+
+def test_sas_of_minilm_vectors_equals_a_numpy_cosine() -> None:
+    from target_core.embeddings import get_embedder
+    from target_core.engine.answer_scores import sas_of
+
+    answers = ["Paris is the capital of France.", "It was 1998.", ""]
+    references = ["The capital of France is Paris", "The bridge opened in 1998", "x"]
+    got = sas_of(answers, references)
+    vectors = get_embedder("minilm", load_settings()).embed(answers[:2] + references[:2],
+                                                            kind="document")
+    a, r = vectors[:2].astype(np.float64), vectors[2:].astype(np.float64)
+    want = [float(a[i] @ r[i] / np.linalg.norm(a[i]) / np.linalg.norm(r[i])) for i in range(2)]
+    assert got is not None and got[:2] == pytest.approx(want, abs=1e-6)
+    assert got[2] == 0.0 and 0.5 < got[0] < 1.0 and got[0] > got[1]
+
+
+def test_run_level_means_and_response_time_over_real_calls() -> None:
+    rows = [{"rouge1_p": 1.0, "reply_tokens": 4.0, "sas": 0.5, "response_ms": 10.0},
+            {"rouge1_p": 0.5, "reply_tokens": 8.0, "sas": 0.25, "response_ms": 30.0},
+            {"rouge1_p": 0.0, "reply_tokens": 0.0, "response_ms": 0.1}]
+    values = aggregate_gtr(rows, cached=[False, False, True])
+    assert values == pytest.approx({"rouge1_p": 0.5, "reply_tokens": 4.0,
+                                    "response_ms": 20.0})  # sas: not on every row
+    assert aggregate_gtr([]) == {}
+
+
+# --- a QA run end to end -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def qa_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """bm25 and tfidf with the heuristic generator on 12 demo-qa queries."""
+    from target_core.engine.runner import run_retrieval
+
+    workspace = tmp_path_factory.mktemp("gtr") / "ws"
+    settings = load_settings(workspace)
+    ids = [run_retrieval(RunConfig("demo-qa", spec, limit=12,
+                                   generation=GenerationConfig("heuristic")),
+                         settings=settings).run.run_id for spec in ("bm25", "tfidf")]
+    return workspace, ids
+
+
+def test_a_qa_run_stores_gtr_metrics_per_query_and_their_means(qa_runs) -> None:
+    from target_core.datasets import load_dataset
+    from target_core.metrics.answers import answer_text
+
+    workspace, (run_id, _) = qa_runs
+    store = RunStore.in_workspace(workspace)
+    run = store.get_run(run_id)
+    dataset = load_dataset("demo-qa", load_settings(workspace))
+    results = list(store.iter_results(run_id))
+    assert len(results) == 12
+    for result in results:
+        generation = result.generation or {}
+        reference = answer_text(dataset.query(result.query_id).answer)
+        want = rouge_scores(generation["answer"], reference)
+        assert {k: result.metrics[k] for k in want} == pytest.approx(want)
+        assert result.metrics["reply_tokens"] == reply_tokens(generation["answer"])
+        assert result.metrics["response_ms"] == generation["ms"]
+        assert -1.0 <= result.metrics["sas"] <= 1.0
+    for name in ("rouge1_p", "rouge2_r", "rougeL_p", "sas", "reply_tokens"):
+        assert run.metrics[name] == pytest.approx(np.mean([r.metrics[name] for r in results]))
+    assert run.metrics["response_ms"] == pytest.approx(
+        np.mean([r.generation["ms"] for r in results if r.generation]))
+
+
+def test_gtr_columns_beside_sacrebleu_on_the_leaderboard_and_runs_list(qa_runs) -> None:
+    from target_core.analysis.leaderboard import leaderboard
+    from target_core.views.runs import runs_table
+
+    workspace, (run_id, _) = qa_runs
+    runs = RunStore.in_workspace(workspace).list_runs()
+    board = leaderboard(runs)
+    columns = [metric for _, metric in board.table.columns]
+    assert {"SB", "R-1 P", "R-2 P", "R-L P", "SAS (MiniLM cosine)", "reply tokens",
+            "response ms"} <= set(columns)
+    assert not board.best[("demo-qa", "reply tokens")].any()  # no better direction
+    table = runs_table(runs).set_index("run_id")
+    run = RunStore.in_workspace(workspace).get_run(run_id)
+    assert table.loc[run_id, "SAS (MiniLM cosine)"] == f"{run.metrics['sas']:.3f}"
+    assert "truthful" not in table.columns  # not judged yet: no blank column
+
+
+# --- the judge ---------------------------------------------------------------------------------
+
+def _fresh_run(tmp_path: Path, limit: int = 4) -> tuple[Path, str]:
+    from target_core.engine.runner import run_retrieval
+
+    workspace = tmp_path / "ws"
+    run = run_retrieval(RunConfig("demo-qa", "bm25", limit=limit,
+                                  generation=GenerationConfig("heuristic")),
+                        settings=load_settings(workspace)).run
+    return workspace, run.run_id
+
+
+def test_heuristic_judge_by_rouge1_recall_via_the_cli(tmp_path: Path, capsys) -> None:
+    from target_core.cli.main import main
+    from target_core.datasets import load_dataset
+    from target_core.metrics.answers import answer_text
+
+    workspace, run_id = _fresh_run(tmp_path)
+    assert main(["judge", run_id, "--judge", "heuristic", "--workspace", str(workspace),
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    store = RunStore.in_workspace(workspace)
+    dataset = load_dataset("demo-qa", load_settings(workspace))
+    want = {r.query_id: float(rouge_scores(r.generation["answer"], answer_text(
+        dataset.query(r.query_id).answer))["rouge1_r"] >= 0.5)
+        for r in store.iter_results(run_id) if r.generation}
+    got = {r.query_id: r.metrics["truthfulness"] for r in store.iter_results(run_id)}
+    assert got == want
+    assert out["rated"] == 4 and out["failed"] == 0 and out["truthful"] == sum(want.values())
+    assert "offline stand-in" in out["label"]
+    run = store.get_run(run_id)
+    assert run.metrics["truthfulness"] == pytest.approx(sum(want.values()) / 4)
+    assert run.metrics["truthfulness_n"] == 4
+    rows = store.judgements(run_id)
+    assert {r["judge"] for r in rows} == {"heuristic"} and len(rows) == 4
+    # `show` carries it with the other metrics
+    assert main(["show", run_id, "--workspace", str(workspace), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["metrics"]
+    assert shown["truthfulness"] == run.metrics["truthfulness"] and "sas" in shown
+    assert main(["judge", run_id, "--judge", "nonsense", "--workspace", str(workspace)]) == 2
+    assert "nonsense" in capsys.readouterr().err
+
+
+def test_llm_judge_on_the_fake_server_records_a_malformed_reply_as_failed(
+        tmp_path: Path, fake_openai) -> None:
+    from target_core.datasets import load_dataset
+    from target_core.engine.judge import TRUTH_RUBRIC, judge_run, make_truth_judge
+
+    workspace, run_id = _fresh_run(tmp_path, limit=3)
+    settings = load_settings(workspace, environ={"OPENAI_API_KEY": "sk-test",
+                                                 "OPENAI_BASE_URL": fake_openai.base_url})
+    replies = iter([{"reason": "matches the reference", "rating": 1},
+                    {"reason": "off topic", "rating": 0},
+                    {"reason": "unsure", "rating": "maybe"}])
+    asked: list[dict[str, Any]] = []
+
+    def responder(body: dict[str, Any]) -> str:
+        asked.append(body)
+        return json.dumps(next(replies))
+
+    fake_openai.chat_responder = responder
+    store = RunStore.in_workspace(workspace)
+    judge = make_truth_judge("openai:judge-model", settings)
+    judge.concurrency = 1  # replies in query order
+    summary = judge_run(store, load_dataset("demo-qa", settings), run_id, judge)
+    assert (summary.rated, summary.failed, summary.truthful) == (2, 1, 1)
+    prompt = asked[0]["messages"][1]["content"]
+    assert TRUTH_RUBRIC in prompt and "<reference answer>" in prompt
+    assert asked[0]["max_tokens"] == settings.max_tokens.get("judge", 256)
+    ids = [r.query_id for r in store.iter_results(run_id)]
+    metrics = dict(store.query_metrics(run_id))
+    assert [metrics[q].get("truthfulness") for q in ids] == [1.0, 0.0, None]  # not a 0
+    failed = next(r for r in store.judgements(run_id) if r["query_id"] == ids[2])
+    assert failed["rating"] is None and "'maybe'" in failed["error"]
+    assert failed["label"].startswith("LLM judge (") and "judge-model" in failed["label"]
+    run = store.get_run(run_id)
+    assert run.metrics["truthfulness"] == 0.5 and run.metrics["truthfulness_failed"] == 1
+
+
+# --- pages -------------------------------------------------------------------------------------
+
+def test_compare_page_draws_quality_against_reply_length(app, tmp_path: Path) -> None:
+    from target_core.engine.runner import run_retrieval
+
+    settings = load_settings(tmp_path / "ws")
+    ids = [run_retrieval(RunConfig("handmade-qa", spec,
+                                   generation=GenerationConfig("heuristic")),
+                         settings=settings).run.run_id for spec in ("bm25", "tfidf")]
+    at = app("pages/compare.py", runs=",".join(ids))
+    assert not at.error
+    quality = next(s for s in at.selectbox if s.label == "Quality")
+    assert quality.options == ["ROUGE-L F", "ROUGE-L P", "SAS (MiniLM cosine)"]
+    assert any("GTR's Figure 3" in s.value for s in at.subheader)
+    assert any("against its length in o200k tokens" in c.value for c in at.caption)
+    headline = at.dataframe[0].value
+    assert {"sas", "rougeL_p"} <= set(headline.columns)
+    quality.set_value("sas").run()
+    assert not at.exception and not at.error
+    # the last chart is Figure 3: one trace per run, y the stored per-query SAS
+    figure = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    traces = figure["data"]
+    assert len(traces) == 2
+    assert figure["layout"]["yaxis"]["title"]["text"] == "SAS (MiniLM cosine)"
+    stored = RunStore.in_workspace(tmp_path / "ws").query_metrics(ids[0])
+    assert sorted(_values(traces[0]["y"])) == pytest.approx(sorted(m["sas"] for _, m in stored))
+    assert sorted(_values(traces[0]["x"])) == sorted(m["reply_tokens"] for _, m in stored)
+
+
+def _values(data: Any) -> list[float]:
+    """A plotly JSON array: a list, or {"dtype", "bdata"} (base64 of the raw buffer)."""
+    if isinstance(data, dict):
+        import base64
+
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"]).tolist()
+    return list(data)
