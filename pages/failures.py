@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages._ui import resources, shell, url, widgets
+from pages._ui.embedding_map import category_map_section
 from pages._ui.text import plain
 from target_core.analysis.failure_figures import category_bars, rank_quality_bars, tag_heatmap
 from target_core.analysis.failures import CATEGORIES
@@ -92,6 +93,7 @@ st.dataframe(cases, hide_index=True, width="stretch", height=widgets.grid_height
 st.download_button("Download all failed queries (CSV)",
                    report.frame().to_csv(index=False).encode(),
                    file_name=f"failures-{run_id}-k{k}.csv", mime="text/csv")
+category_map_section(run, report, category)  # where its questions and golds fall
 
 try:
     attributed = attribution_view(store, run)

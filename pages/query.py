@@ -10,6 +10,7 @@ import streamlit as st
 
 from pages._ui import resources, shell, url, widgets
 from pages._ui.answer import render as render_answer
+from pages._ui.embedding_map import query_map_section
 from pages._ui.text import plain
 from target_core.datasets.chunking import is_passage, passage_text
 from target_core.engine.haystack import with_distractors
@@ -127,6 +128,8 @@ if is_rows_run(run):
         with st.expander(plain(entry.label), expanded=entry.rank == 1 or entry.rank is None):
             st.dataframe(entry.rows, hide_index=True, width="stretch", column_config={
                 "cosine": st.column_config.NumberColumn(format="%.4f")})
+
+query_map_section(run, query_id)  # the run's tables in 2-D, this query's marked
 
 # a table belongs to its query: without ?table= the preview opens the first gold table
 ref = url.url_selectbox("Preview a table", options, param="table",

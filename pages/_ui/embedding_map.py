@@ -1,0 +1,105 @@
+"""The embedding map section of the Query page (one question) and of the Failures page
+(one failure category): the run's tables projected to 2-D with the marked points. A map
+already on disk is drawn at once; otherwise a button computes it (seconds on the demo
+data, about a minute at 10,000 tables), since the first projection should not hold up
+every page view. Widgets -> one target_core.views.embedding_map call -> render."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from pages._ui import resources
+from target_core.analysis.embedding_map import METHODS, NoEmbeddingsError
+from target_core.analysis.failures import FailureReport
+from target_core.engine.haystack import with_distractors
+from target_core.engine.store import RunRecord
+from target_core.errors import TargetError
+from target_core.types import Dataset, TableLookup
+from target_core.views.embedding_map import (
+    MapView,
+    category_map_view,
+    map_is_cached,
+    query_map_view,
+)
+
+LABELS = {"tsne": "t-SNE", "pca": "PCA"}
+
+
+@st.cache_data(show_spinner="Projecting the run's vectors…", max_entries=32)
+def _query_map(run_id: str, query_id: str, method: str, workspace: str) -> MapView:
+    dataset, lookup = _inputs(run_id)
+    return query_map_view(resources.store(), dataset, lookup, resources.settings(), run_id,
+                          query_id, method=method)
+
+
+@st.cache_data(show_spinner="Projecting the run's vectors…", max_entries=32)
+def _category_map(run_id: str, k: int, category: str, method: str, workspace: str,
+                  _report: FailureReport) -> MapView:
+    dataset, lookup = _inputs(run_id)
+    return category_map_view(resources.store(), dataset, lookup, resources.settings(),
+                             _report, category, method=method)
+
+
+def _inputs(run_id: str) -> tuple[Dataset, TableLookup]:
+    """The run's dataset and, for titles, the same with a haystack run's distractors."""
+    run = resources.store().get_run(run_id)
+    dataset = resources.load_by_name(run.config.dataset)
+    return dataset, with_distractors(dataset, run.config.haystack, resources.settings())
+
+
+def _ready(run: RunRecord, key: str) -> str | None:
+    """The chosen method when the map can be drawn now (cached, or asked for); None
+    after saying why not."""
+    method = st.radio("Projection", list(METHODS), horizontal=True, key=f"map-method-{key}",
+                      format_func=LABELS.get, help=" · ".join(
+                          f"{LABELS[m]}: {text}" for m, text in METHODS.items()))
+    try:
+        dataset = resources.load_by_name(run.config.dataset)
+        cached = map_is_cached(resources.store(), dataset, resources.settings(), run.run_id,
+                               method=method)
+    except NoEmbeddingsError as exc:
+        st.info(str(exc).capitalize() + ".")
+        return None
+    except TargetError as exc:
+        st.warning(f"No map: {exc}")
+        return None
+    asked = f"map-asked-{run.run_id}-{method}"
+    if not cached and not st.session_state.get(asked):
+        st.caption("The map is computed once per run's vectors and questions, then cached "
+                   "in the workspace: a few seconds on the demo data, about a minute at "
+                   "10,000 tables with t-SNE.")
+        if not st.button(f"Compute the {LABELS[method]} map", key=f"map-go-{key}"):
+            return None
+        st.session_state[asked] = True
+    return method
+
+
+def _render(make: Callable[[], MapView]) -> None:
+    try:
+        view = make()
+    except TargetError as exc:
+        st.warning(f"No map: {exc}")
+        return
+    st.plotly_chart(view.figure, width="stretch")
+    st.caption(view.caption)
+
+
+def query_map_section(run: RunRecord, query_id: str) -> None:
+    """The map of one question of `run`: its gold and retrieved tables."""
+    with st.expander("Embedding map", expanded=True):
+        method = _ready(run, "query")
+        if method is not None:
+            _render(lambda: _query_map(run.run_id, query_id, method,
+                                       str(resources.settings().workspace)))
+
+
+def category_map_section(run: RunRecord, report: FailureReport, category: str) -> None:
+    """The map of a failure category: its questions and their gold tables."""
+    with st.expander(f"Embedding map: where the {category} questions and their gold "
+                     "tables fall", expanded=True):
+        method = _ready(run, "failures")
+        if method is not None:
+            _render(lambda: _category_map(run.run_id, report.k, category, method,
+                                          str(resources.settings().workspace), report))

@@ -1,0 +1,214 @@
+"""Embedding maps for the Query and Failures pages (analysis/embedding_map.py projects):
+the run's corpus in grey, one question (a star) with its gold and retrieved tables, or a
+failure category's questions with their gold tables, each joined to its golds by a line.
+
+Above SAMPLE_LIMIT tables the grey background is a sample around the marked points
+(sample_around), and the caption says how many of how many are drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import plotly.graph_objects as go
+
+from target_core.analysis.embedding_map import (
+    DEFAULT_METHOD,
+    MAPS_DIR,
+    SAMPLE_LIMIT,
+    CorpusMap,
+    cached_map_path,
+    corpus_map,
+    sample_around,
+)
+from target_core.analysis.failures import FailureReport
+from target_core.config import Settings
+from target_core.engine.haystack import distractor_source
+from target_core.engine.store import RunStore
+from target_core.types import Dataset, TableKey, TableLookup, table_ref
+
+GREY, GOLD, RETRIEVED, QUESTION = "#cbd5e1", "#16a34a", "#2563eb", "#dc2626"
+
+
+@dataclass(frozen=True)
+class Points:
+    """One trace of marked points."""
+
+    name: str
+    xy: np.ndarray
+    hover: list[str]
+    color: str
+    symbol: str = "circle"
+    size: int = 10
+    labels: list[str] = field(default_factory=list)
+    """Text drawn beside each point (ranks); none when empty."""
+
+
+@dataclass(frozen=True)
+class MapView:
+    figure: go.Figure
+    caption: str
+    n_tables: int
+    n_shown: int
+    computed: bool
+    seconds: float
+
+
+def table_hover(lookup: TableLookup, key: TableKey) -> str:
+    """The table's id and title for a hover label (plain text: plotly escapes nothing we
+    do not give it, and titles are dataset content)."""
+    table = lookup.table_index.get(key)
+    title = table.title if table else ""
+    if (source := distractor_source(key)) is not None:
+        title = f"distractor from {source}" + (f": {title}" if title else "")
+    return _plain(f"{table_ref(key)}<br>{title}" if title else table_ref(key))
+
+
+def _plain(text: str) -> str:
+    """Dataset text for a hover label: '<' and '>' defused so that no markup of the
+    dataset's is rendered (plotly renders a small subset of HTML in labels)."""
+    return (text.replace("<br>", "\x00").replace("<", "‹").replace(">", "›")
+            .replace("\x00", "<br>"))
+
+
+def map_figure(cmap: CorpusMap, background: np.ndarray, background_hover: list[str],
+               marked: Sequence[Points], lines: np.ndarray | None = None,
+               title: str = "") -> go.Figure:
+    """Grey background points (`background`: rows of cmap.xy), faint lines (pairs of
+    points, as rows [x0, y0, x1, y1]), then the marked traces in order (last on top)."""
+    figure = go.Figure()
+    figure.add_trace(go.Scattergl(
+        x=cmap.xy[background, 0], y=cmap.xy[background, 1], mode="markers",
+        name="other tables", marker={"color": GREY, "size": 5},
+        text=background_hover, hovertemplate="%{text}<extra></extra>"))
+    if lines is not None and len(lines):
+        xs = np.column_stack([lines[:, 0], lines[:, 2], np.full(len(lines), np.nan)]).ravel()
+        ys = np.column_stack([lines[:, 1], lines[:, 3], np.full(len(lines), np.nan)]).ravel()
+        figure.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="question → gold",
+                                    line={"color": "#fca5a5", "width": 1},
+                                    hoverinfo="skip"))
+    for points in marked:
+        if not len(points.xy):
+            continue
+        figure.add_trace(go.Scatter(
+            x=points.xy[:, 0], y=points.xy[:, 1],
+            mode="markers+text" if points.labels else "markers", name=points.name,
+            text=points.labels or None, textposition="top center",
+            textfont={"size": 10, "color": points.color},
+            customdata=points.hover, hovertemplate="%{customdata}<extra></extra>",
+            marker={"color": points.color, "symbol": points.symbol, "size": points.size,
+                    "line": {"color": "white", "width": 1}}))
+    figure.update_layout(
+        title=title or None, height=560, legend={"orientation": "h", "y": -0.08},
+        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        plot_bgcolor="white")
+    figure.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    figure.update_yaxes(showticklabels=False, showgrid=False, zeroline=False)
+    return figure
+
+
+def _shown_caption(cmap: CorpusMap, shown: int, what: str) -> str:
+    method = "t-SNE" if cmap.method == "tsne" else "PCA"
+    n = len(cmap.keys)
+    drawn = (f"all {n:,} tables" if shown >= n else
+             f"showing {shown:,} of {n:,} tables, sampled around the marked points (each "
+             f"marked point's nearest kept, the rest drawn at random, seed 0)")
+    return (f"{method} map of the run's vectors: {drawn}. {what}. The projection took "
+            f"{cmap.seconds:.1f} s once; it is cached in the workspace's {MAPS_DIR}/.")
+
+
+def _background(cmap: CorpusMap, marked: set[int], around: np.ndarray, lookup: TableLookup,
+                limit: int) -> tuple[np.ndarray, list[str], int]:
+    """(background indices, their hovers, how many tables are drawn in all)."""
+    chosen = sample_around(cmap.xy, marked, limit=limit, around=around)
+    background = np.asarray([i for i in chosen if int(i) not in marked], dtype=int)
+    return (background, [table_hover(lookup, cmap.keys[i]) for i in background],
+            len(chosen))
+
+
+def map_is_cached(store: RunStore, dataset: Dataset, settings: Settings, run_id: str, *,
+                  method: str = DEFAULT_METHOD) -> bool:
+    """The run's map is on disk (showing it is fast). Raises TargetError
+    (NoEmbeddingsError for a run without vectors)."""
+    run = store.get_run(run_id)
+    query_ids = [s.query_id for s in store.query_scores(run_id)]
+    return cached_map_path(run, dataset, query_ids, settings, method=method).exists()
+
+
+def query_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
+                   settings: Settings, run_id: str, query_id: str, *,
+                   method: str = DEFAULT_METHOD, limit: int = SAMPLE_LIMIT) -> MapView:
+    """One question of the run (a star), its gold tables and its top k. `lookup` gives
+    titles (the dataset with a haystack run's distractors). Raises TargetError
+    (NoEmbeddingsError for a run without vectors)."""
+    run = store.get_run(run_id)
+    query_ids = [s.query_id for s in store.query_scores(run_id)]
+    cmap = corpus_map(run, dataset, query_ids, settings, method=method)
+    result = store.get_result(run_id, query_id)
+    position = cmap.positions()
+    gold = [k for k in result.gold if k in position]
+    ranked = [(rank, key) for rank, (key, _) in
+              enumerate(result.ranked[:run.config.top_k], start=1) if key in position]
+    rank_of = {key: rank for rank, key in ranked}
+    marked = {position[k] for k in gold} | {position[k] for _, k in ranked}
+    query_xy = cmap.query_xy[[cmap.query_index()[query_id]]]
+    background, hover, shown = _background(cmap, marked, query_xy, lookup, limit)
+
+    def where(key: TableKey) -> str:
+        rank = result.gold_ranks.get(key)
+        return "not ranked" if rank is None else f"rank {rank}"
+
+    retrieved = [(r, k) for r, k in ranked if k not in set(gold)]
+    text = dataset.query(query_id).query
+    figure = map_figure(cmap, background, hover, [
+        Points("retrieved (rank)", cmap.xy[[position[k] for _, k in retrieved]],
+               [f"rank {r} · " + table_hover(lookup, k) for r, k in retrieved], RETRIEVED,
+               labels=[str(r) for r, _ in retrieved]),
+        Points("gold", cmap.xy[[position[k] for k in gold]],
+               [f"gold, {where(k)} · " + table_hover(lookup, k) for k in gold], GOLD,
+               symbol="diamond", size=13,
+               labels=[str(rank_of[k]) if k in rank_of else "" for k in gold]),
+        Points("question", query_xy, [_plain(f"{query_id}: {text}")], QUESTION,
+               symbol="star", size=18)])
+    caption = _shown_caption(cmap, shown, f"Star: question {query_id}; diamonds: its gold "
+                             f"tables; blue: the run's top {run.config.top_k}, labelled "
+                             "by rank")
+    return MapView(figure, caption, len(cmap.keys), shown, cmap.computed, cmap.seconds)
+
+
+def category_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
+                      settings: Settings, report: FailureReport, category: str, *,
+                      method: str = DEFAULT_METHOD, limit: int = SAMPLE_LIMIT) -> MapView:
+    """The failed questions of `category` in `report` (stars) and their gold tables
+    (diamonds), each question joined to its golds. Raises TargetError."""
+    run = store.get_run(report.run_id)
+    query_ids = [s.query_id for s in store.query_scores(run.run_id)]
+    cmap = corpus_map(run, dataset, query_ids, settings, method=method)
+    position, index = cmap.positions(), cmap.query_index()
+    cases = [c for c in report.in_category(category) if c.query_id in index]
+    golds = {c.query_id: [k for k in dataset.query(c.query_id).gold if k in position]
+             for c in cases}
+    marked_keys = list(dict.fromkeys(k for keys in golds.values() for k in keys))
+    marked = {position[k] for k in marked_keys}
+    query_xy = cmap.query_xy[[index[c.query_id] for c in cases]]
+    background, hover, shown = _background(cmap, marked, query_xy, lookup, limit)
+    lines = np.asarray([[*cmap.query_xy[index[q]], *cmap.xy[position[k]]]
+                        for q, keys in golds.items() for k in keys]).reshape(-1, 4)
+    gold_of = {k: [q for q, keys in golds.items() if k in keys] for k in marked_keys}
+    figure = map_figure(cmap, background, hover, [
+        Points("gold tables", cmap.xy[[position[k] for k in marked_keys]],
+               [f"gold of {', '.join(gold_of[k])} · " + table_hover(lookup, k)
+                for k in marked_keys], GOLD, symbol="diamond", size=12),
+        Points(f"{category} questions", query_xy,
+               [_plain(f"{c.query_id}: {c.query}") for c in cases], QUESTION,
+               symbol="star", size=14)], lines=lines)
+    caption = _shown_caption(cmap, shown, f"Stars: the {len(cases)} questions in "
+                             f"{category} at k = {report.k}; diamonds: their gold tables, "
+                             "each joined to its question")
+    return MapView(figure, caption, len(cmap.keys), shown, cmap.computed, cmap.seconds)
+
+
+__all__ = ["MapView", "Points", "category_map_view", "map_figure", "map_is_cached",
+           "query_map_view", "table_hover"]
