@@ -75,7 +75,7 @@ status = ("found: every gold table within k" if view.found
           else "failed: a gold table is not within k")
 st.caption(f"{plain(run.config.label)} · view {plain(run.config.view.label)} · "
            f"k = {run.config.top_k} · {status} · {view.result.ms:.2f} ms")
-answer = answer_view(dataset, view.result)
+answer = answer_view(dataset, view.result, store.judgements(run_id))
 if answer is None and q.sql:
     st.code(q.sql, language="sql")
 elif answer is None:

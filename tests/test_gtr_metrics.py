@@ -270,3 +270,27 @@ def _values(data: Any) -> list[float]:
 
         return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"]).tolist()
     return list(data)
+
+
+def test_query_page_shows_gtr_metrics_and_the_judgement(app, tmp_path: Path) -> None:
+    from target_core.datasets import load_dataset
+    from target_core.engine.judge import HeuristicTruthJudge, judge_run
+    from target_core.engine.runner import run_retrieval
+    from target_core.views.answer import gtr_note
+
+    settings = load_settings(tmp_path / "ws")
+    run_id = run_retrieval(RunConfig("handmade-qa", "bm25",
+                                     generation=GenerationConfig("heuristic")),
+                           settings=settings).run.run_id
+    store = RunStore.in_workspace(tmp_path / "ws")
+    judge_run(store, load_dataset("handmade-qa", settings), run_id, HeuristicTruthJudge())
+    result = store.get_result(run_id, "q1")
+    at = app("pages/query.py", run=run_id, query="q1")
+    assert not at.error
+    captions = [c.value.replace("\\", "") for c in at.caption]  # plain() escapes markdown
+    note = gtr_note(result.metrics)
+    assert note.startswith("ROUGE-1 P/R/F ") and "SAS (MiniLM cosine) " in note
+    assert any(note in c for c in captions), captions
+    rating = "1, relevant" if result.metrics["truthfulness"] else "0, irrelevant"
+    assert any(c.startswith(f"Truthfulness {rating} (heuristic (offline stand-in")
+               for c in captions), captions

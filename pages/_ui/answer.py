@@ -47,6 +47,8 @@ def render(view: AnswerView) -> None:
         _fact(view)
     elif view.sql is not None:
         _sql(view)
+    if view.truthfulness:
+        st.caption(plain(view.truthfulness))
     with st.expander("What the generator saw"):
         if view.context.empty:
             st.markdown("No tables: the no-context prompt." if view.context_mode == "none"
@@ -72,6 +74,8 @@ def _qa(view: AnswerView) -> None:
     bleu, rouge = view.scores.get("sentence_bleu"), view.scores.get("rouge_l")
     st.caption(f"sentence BLEU {bleu:.1f} · ROUGE-L {rouge:.3f} · words on orange appear "
                "only on their side" if bleu is not None and rouge is not None else "")
+    if view.gtr:
+        st.caption(f"GTR's metrics: {plain(view.gtr)}")
 
 
 def _fact(view: AnswerView) -> None:

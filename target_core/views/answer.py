@@ -7,14 +7,17 @@ text. Word differences come from target_core.metrics.answers.differing_words.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
+from target_core.engine.judge import judgement_note
 from target_core.engine.store import QueryResult
 from target_core.metrics.answers import answer_text, differing_words
 from target_core.metrics.facts import FACT_LABELS, gold_label
+from target_core.metrics.gtr import GTR_COLUMNS, SAS_LABEL
 from target_core.metrics.tasks import reference_of
 from target_core.sql.interpretations import stored_interpretation
 from target_core.types import Query, TableLookup, table_ref
@@ -91,6 +94,28 @@ class AnswerView:
     gold_label: str | None = None
     correct: bool | None = None
     sql: SqlView | None = None
+    gtr: str = ""
+    """GTR's metrics of the answer in one line (`gtr_note`); "" when it has none."""
+    truthfulness: str = ""
+    """The newest truthfulness judgement in words (engine.judge), "" before `judge`."""
+
+
+def gtr_note(scores: dict[str, float]) -> str:
+    """GTR's per-query metrics in one line, e.g. "ROUGE-1 P/R/F 1.000/0.667/0.800 · ...
+    · SAS (MiniLM cosine) 0.874 · 4 reply tokens · 12 ms"; "" without them."""
+    if "rouge1_p" not in scores:
+        return ""
+    parts = [f"ROUGE-{n} P/R/F " + "/".join(f"{scores.get(k, 0.0):.3f}" for k in keys)
+             for n, keys in (("1", ("rouge1_p", "rouge1_r", "rouge1_f")),
+                             ("2", ("rouge2_p", "rouge2_r", "rouge2_f")),
+                             ("L", ("rougeL_p", "rougeL_r", "rouge_l")))]
+    if "sas" in scores:
+        parts.append(f"{SAS_LABEL} {scores['sas']:.3f}")
+    if "reply_tokens" in scores:
+        parts.append(f"{scores['reply_tokens']:.0f} reply tokens")
+    if "response_ms" in scores:
+        parts.append(f"{scores['response_ms']:.0f} ms")
+    return " · ".join(parts)
 
 
 def _frame(data: dict[str, Any] | None, columns: list[str] | None = None) -> pd.DataFrame:
@@ -200,8 +225,10 @@ def _context(dataset: TableLookup, record: dict[str, Any]) -> tuple[pd.DataFrame
     return pd.DataFrame(rows, columns=["table", "title", "rows"]), dropped, note
 
 
-def answer_view(dataset: TableLookup, result: QueryResult) -> AnswerView | None:
-    """The generated answer of `result`, or None for a retrieval-only result."""
+def answer_view(dataset: TableLookup, result: QueryResult,
+                judgements: Sequence[dict[str, Any]] = ()) -> AnswerView | None:
+    """The generated answer of `result`, or None for a retrieval-only result;
+    `judgements`: the run's stored truthfulness judgements (RunStore.judgements)."""
     record = result.generation
     if record is None:
         return None
@@ -218,12 +245,13 @@ def answer_view(dataset: TableLookup, result: QueryResult) -> AnswerView | None:
         "scores": {k: v for k, v in result.metrics.items()
                    if k in ("sentence_bleu", "rouge_l", "fact_correct", "execution_match",
                             "execution_match_strict", "alt_interpretation",
-                            "exact_set_match", "ves")}}
+                            "exact_set_match", "ves", "truthfulness", *GTR_COLUMNS)},
+        "truthfulness": judgement_note(judgements, result.query_id)}
     if task == "qa":
         reference = answer_text(query.answer)
         marks = differing_words(common["answer"], reference)
         return AnswerView(reference=reference, answer_marks=marks[0], reference_marks=marks[1],
-                          **common)
+                          gtr=gtr_note(common["scores"]), **common)
     if task == "fact":
         fact = record.get("fact") or {}
         gold = fact.get("gold", gold_label(reference_of(query, task)))
