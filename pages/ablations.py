@@ -10,6 +10,7 @@ import streamlit as st
 
 from pages._ui import jobs, resources, shell, url, widgets
 from pages._ui.haystack import haystack_section
+from pages._ui.sql_ablation import sql_ablation_section
 from pages._ui.text import plain
 from target_core.analysis.failure_figures import ablation_bars
 from target_core.engine.ablate import SCHEMA_VARIANT, ablation_configs, has_schema_context
@@ -101,6 +102,7 @@ jobs.job_list(dataset.name, key="ablation")
 if report.hits.empty:
     st.info(f"No variant of {plain(retriever)} on {plain(dataset.name)} is stored yet "
             f"with these settings: run the ablation ({len(report.variants)} runs).")
+    sql_ablation_section(dataset, retriever, top_k=top_k, limit=limit or None)
     haystack_section(dataset, retriever, top_k=top_k, limit=limit or None)
     st.stop()
 
@@ -141,4 +143,5 @@ for group, ids in groups.items():
                          "open": st.column_config.LinkColumn("open", display_text="query"),
                          "query": st.column_config.TextColumn(width="large")})
 
+sql_ablation_section(dataset, retriever, top_k=top_k, limit=limit or None)
 haystack_section(dataset, retriever, top_k=top_k, limit=limit or None)

@@ -59,7 +59,7 @@ def answer_messages(question: str, sql: str, result: Mapping[str, Any]
 
 def template_answer(result: Mapping[str, Any]) -> str:
     """The heuristic's sentence: "No rows match." / "The answer is 12." (one value) /
-    "The result has 3 rows: a, b, c." (the first column's first 5 values, "..." after)."""
+    "The result has 7 rows: a, b, c, d, e and 2 more." (the first column's values)."""
     rows = result.get("rows") or []
     n_rows = int(result.get("n_rows", len(rows)))
     if not rows:
@@ -70,8 +70,9 @@ def template_answer(result: Mapping[str, Any]) -> str:
         columns = list(result.get("columns") or [])
         pairs = ", ".join(f"{c} {_cell(v)}" for c, v in zip(columns, rows[0], strict=False))
         return f"The answer is {pairs}."
-    shown = ", ".join(_cell(r[0]) for r in rows[:5]) + (", ..." if n_rows > 5 else "")
-    return f"The result has {n_rows} rows: {shown}."
+    shown = ", ".join(_cell(r[0]) for r in rows[:5])
+    more = f" and {n_rows - 5} more" if n_rows > 5 else ""
+    return f"The result has {n_rows} rows: {shown}{more}."
 
 
 def phrase_answer(generator: Generator, query: Query, sql_record: Mapping[str, Any],

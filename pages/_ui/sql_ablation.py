@@ -1,0 +1,83 @@
+"""The Ablations page's seed 002 section (text-to-SQL datasets): its prompt with and
+without few-shot examples, schema annotation and chain of thought, as its Table 2, with
+a button that launches the missing variants as jobs.
+Widgets -> one target_core.views.sql_ablation call -> render."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages._ui import resources
+from target_core.engine.workers import launch_run
+from target_core.errors import TargetError
+from target_core.types import Dataset
+from target_core.views.sql_ablation import load_sql_ablation
+
+CAPTION = ("Each row is an ordinary run of the retriever and generator on the same queries "
+           "with seed 002's SQL prompt (its Figure 4): the full system has few-shot pairs "
+           "(the benchmark builder's accepted pairs of the query's database, else the "
+           "dataset's other queries; never the query itself), column annotations and "
+           "chain of thought; each other row removes one. Overall = EA + Alt (an "
+           "alternative reading of the question); latency over replies not served from "
+           "the cache; p vs base: exact McNemar of overall correctness against the full "
+           "system, Holm-adjusted.")
+GENERATORS = ["heuristic", "local:smollm2", "openai:gpt-4o-mini"]
+PERCENT = "%.2f%%"
+
+
+def sql_ablation_section(dataset: Dataset, retriever: str, *, top_k: int,
+                         limit: int | None) -> None:
+    """The section for a text-to-SQL `dataset` at the page's retriever, top-k and sample."""
+    if dataset.task != "sql":
+        return
+    st.subheader("Seed 002: text-to-SQL prompt ablation (Table 2)")
+    st.caption(CAPTION)
+    cols = st.columns([2, 1, 1])
+    generator = cols[0].selectbox("Generator", GENERATORS, key="sql-ablation-generator",
+                                  accept_new_options=True,
+                                  help="local:smollm2 takes about 10 s per query on this "
+                                       "machine; the heuristic reads no prompt.")
+    few_shot = int(cols[1].number_input("Few-shot pairs", 1, 20, 3,
+                                        key="sql-ablation-shots"))
+    answer = cols[2].checkbox("Phrase answers", False, key="sql-ablation-answer",
+                              help="The generator also phrases each SQL result as a "
+                                   "sentence, scored where queries carry a "
+                                   "reference_answer.")
+    try:
+        report = load_sql_ablation(resources.store(), dataset, retriever, generator,
+                                   few_shot=few_shot, answer=answer, top_k=top_k,
+                                   limit=limit)
+    except TargetError as exc:
+        st.error(str(exc))
+        return
+    missing = report.missing()
+    label = f"Run {len(missing)} missing variant(s)" if missing else "All variants are stored"
+    if st.button(label, disabled=not missing, key="sql-ablation-run"):
+        try:  # one job per variant: they work on in worker processes
+            for config in missing:
+                launch_run(config, settings=resources.settings(), dataset=dataset)
+        except TargetError as exc:
+            st.error(str(exc))
+            return
+        st.session_state["sql-ablation-ran"] = (
+            f"Launched {len(missing)} variant(s) as jobs: the page redraws when they end.")
+        st.rerun()
+    if ran := st.session_state.pop("sql-ablation-ran", None):
+        st.success(ran)
+    for note in report.notes:
+        st.warning(note)
+    frame = report.table()
+    for column in ("Overall Acc", "EA", "Alt", "Error"):
+        frame[column] = frame[column] * 100
+    st.dataframe(frame.drop(columns=["run_id"]), hide_index=True, width="stretch",
+                 column_config={
+                     "open": st.column_config.LinkColumn("open", display_text="queries"),
+                     **{c: st.column_config.NumberColumn(format=PERCENT)
+                        for c in ("Overall Acc", "EA", "Alt", "Error")},
+                     **{c: st.column_config.NumberColumn(format="%.3f")
+                        for c in ("P50 s", "P90 s", "p vs base", "ROUGE-L")},
+                     **{c: st.column_config.NumberColumn(format="%.1f")
+                        for c in ("tokens in", "tokens out", "BLEU")}})
+    if report.shared_queries():
+        st.caption(f"{len(report.shared_queries())} queries, the same for every stored "
+                   f"variant; {retriever} → {generator}.")
