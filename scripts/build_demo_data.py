@@ -3,7 +3,8 @@
     python scripts/build_demo_data.py [OUT_ROOT]
 
 demo-qa and demo-fact come from the package scripts/demo_wiki/, demo-sql from the package
-scripts/demo_sql/.
+scripts/demo_sql/, demo-docs and demo-mixed (documents.jsonl, made from demo-qa's tables,
+so built after it) from scripts/demo_docs/.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from types import ModuleType
 
 SCRIPTS = Path(__file__).resolve().parent
 DEFAULT_OUT = SCRIPTS.parent / "data" / "demo"
-BUILDERS = ("demo_wiki", "demo_sql")
+BUILDERS = ("demo_wiki", "demo_sql", "demo_docs")
 
 
 def load_builder(name: str) -> ModuleType:
