@@ -23,7 +23,8 @@ def _cell(value: object, kind: str) -> str:
     if kind == "%":
         return f"{100 * float(value):.2f}%"  # type: ignore[arg-type]
     if kind == "s":
-        return f"{float(value):.3g}s"  # type: ignore[arg-type]
+        seconds = float(value)  # type: ignore[arg-type]
+        return f"{seconds:.2f}s" if seconds >= 0.1 else f"{seconds * 1000:.1f}ms"
     if kind == "p":
         from target_core.analysis.significance import format_p
 

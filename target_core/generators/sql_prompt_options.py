@@ -29,7 +29,9 @@ generator reads no prompt: these toggles change nothing for it (`applies_to`).
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -40,6 +42,8 @@ from target_core.textproc import STOPWORDS
 from target_core.types import Dataset, Query
 
 SEED002_SET = "seed002"
+DRAFT_FOLDER = "benchgen"
+"""Where the benchmark builder keeps its drafts in the workspace (benchgen/draft.py)."""
 OPTION_NAMES = ("fewshot=N", "annotations", "cot", "answer")
 MAX_SHOTS = 20
 
@@ -139,6 +143,39 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().replace(";", " ").split())
 
 
+def accepted_pairs(workspace: str | Path | None, dataset: str
+                   ) -> list[tuple[str, Example]]:
+    """(database, pair) for every accepted pair of the workspace's benchmark-builder
+    drafts made from `dataset`, drafts by name, pairs in review order; the reviewer's
+    wording when edited. The draft files (benchgen/draft.py's schema) are read here
+    directly, read-only: benchgen sits above the engine, which builds prompts;
+    tests/test_sql_ablation.py writes its draft with benchgen's Draft, so the two stay
+    in step."""
+    folder = Path(workspace) / DRAFT_FOLDER if workspace is not None else None
+    if folder is None or not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.glob("*.sqlite")):
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            meta = dict(connection.execute("SELECT key, value FROM meta"))
+            if json.loads(meta.get("dataset", "null")) != dataset:
+                continue
+            for pair_id, question, edited, record in connection.execute(
+                    "SELECT p.pair_id, p.question, p.edited, i.record FROM pairs p JOIN "
+                    "items i USING (item_id) WHERE p.status = 'accepted' ORDER BY "
+                    "p.item_id, p.pair_id"):
+                item = json.loads(record)
+                found.append((item["database"], Example(edited or question, item["sql"],
+                                                        f"draft {path.stem}, pair {pair_id}")))
+        except (sqlite3.DatabaseError, ValueError, KeyError) as exc:
+            raise ConfigError(f"benchmark-builder draft {path}: cannot read its accepted "
+                              f"pairs for few-shot examples: {exc}") from None
+        finally:
+            connection.close()
+    return found
+
+
 class FewShotPool:
     """Question/SQL pairs per database: the benchmark builder's accepted pairs of the
     workspace's drafts made from this dataset; a database no draft covers falls back to
@@ -151,17 +188,8 @@ class FewShotPool:
     @classmethod
     def build(cls, dataset: Dataset, workspace: str | Path | None) -> FewShotPool:
         drafted: dict[str, list[Example]] = {}
-        if workspace is not None:
-            from target_core.benchgen.draft import Draft, list_drafts
-
-            for name in sorted(list_drafts(workspace)):
-                with Draft.open(workspace, name) as draft:
-                    if draft.meta().get("dataset") != dataset.name:
-                        continue
-                    for pair in draft.pairs("accepted"):
-                        drafted.setdefault(pair.item.database, []).append(Example(
-                            pair.final_question, pair.item.sql,
-                            f"draft {name}, pair {pair.pair_id}"))
+        for database_id, example in accepted_pairs(workspace, dataset.name):
+            drafted.setdefault(database_id, []).append(example)
         own: dict[str, list[Example]] = {}
         for q in dataset.queries:
             if q.sql or dataset.task == "sql":
