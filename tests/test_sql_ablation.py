@@ -422,3 +422,22 @@ def test_the_ablations_page_shows_table_2(app, tmp_path: Path) -> None:
     table = next(d.value for d in at.dataframe if "Overall Acc" in d.value.columns)
     assert list(table["variant"][:2]) == ["Text-to-SQL System", "[-] Few Shot Examples"]
     assert table["queries"].tolist() == [5, 5, 0, 0]
+
+
+def test_detach_launches_the_missing_variants_as_jobs(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    from jobs_support import wait_for_jobs
+
+    settings = load_settings(tmp_path)
+    configs = sql_ablation_configs("demo-sql", "bm25", "heuristic", sql_ablation_variants(3),
+                                   limit=3)
+    run_sql_variants(RunStore.in_workspace(tmp_path), settings,
+                     load_dataset("demo-sql", settings), configs[:3])
+    argv = ["sql-ablate", "--dataset", "demo-sql", "--limit", "3", "--workspace",
+            str(tmp_path), "--detach"]
+    assert main(argv) == 0
+    assert len(capsys.readouterr().out.split()) == 1  # one job id: the [-] CoT variant
+    assert [j.status for j in wait_for_jobs(tmp_path)] == ["done"]
+    assert main(argv) == 0
+    assert "every variant is stored (4 runs)" in capsys.readouterr().err
