@@ -106,11 +106,12 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 def answer_from_passage(query: str, passage: Table) -> tuple[str, str]:
     """The sentence of the passage sharing most content tokens with the question (the
-    first on a tie): an extractive answer from text, as a cell is from a table."""
+    first on a tie): an extractive answer from text, as a cell is from a table. Words of
+    the passage's title do not count: they name the document, not the sentence."""
     sentences = [s.strip() for s in _SENTENCE_END.split(passage_text(passage)) if s.strip()]
     if not sentences:
         return "", "empty passage"
-    wanted = content(query)
+    wanted = content(query) - content(passage.title)
     scores = [len(wanted & content(s)) for s in sentences]
     best = max(range(len(sentences)), key=lambda i: (scores[i], -i))
     return sentences[best], f"passage sentence {best + 1} of {len(sentences)} " \

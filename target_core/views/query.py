@@ -160,7 +160,8 @@ def passage_caption(table: Table) -> str:
     90-210", or "document Karsk_Mountains, 3 passages" for a whole gold document."""
     context = table.context
     if "chunks" in context:
-        return f"document {context.get('document_id')}, {context['chunks']} passages"
+        n = context["chunks"]
+        return f"document {context.get('document_id')}, {n} passage{'' if n == 1 else 's'}"
     return (f"passage {context.get('chunk')} of document {context.get('document_id')}, "
             f"characters {context.get('start')}-{context.get('end')}")
 
