@@ -30,7 +30,7 @@ from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunRecord, RunStore
 from target_core.types import RunConfig
 from target_core.vectorstore import VectorStore
-from target_core.views.embedding_map import category_map_view, query_map_view
+from target_core.views.embedding_map import category_map_view, focus_ranges, query_map_view
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +116,14 @@ def test_sampling_never_drops_a_marked_point_even_beyond_the_limit() -> None:
     marked = set(range(0, 500, 5))  # 100 marked, limit 50
     chosen = sample_around(xy, marked, limit=50)
     assert set(chosen.tolist()) == marked
+
+
+def test_the_query_map_zooms_only_to_a_small_group_of_marked_points() -> None:
+    everything = np.asarray([[0, 0], [100, 100], [10, 10], [20, 15]], dtype=float)
+    # the marked points span 10 × 5 of 100 × 100: padded by max(a fifth, 4% of the map)
+    assert focus_ranges(everything, everything[2:]) == ([6.0, 24.0], [6.0, 19.0])
+    assert focus_ranges(everything, everything[[0, 2]]) == ([-4.0, 14.0], [-4.0, 14.0])
+    assert focus_ranges(everything, everything[[2, 1]]) is None  # 90 × 90: the whole map
 
 
 # --- a real run ---------------------------------------------------------------------------

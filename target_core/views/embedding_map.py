@@ -30,6 +30,10 @@ from target_core.engine.store import RunStore
 from target_core.types import Dataset, TableKey, TableLookup, table_ref
 
 GREY, GOLD, RETRIEVED, QUESTION = "#cbd5e1", "#16a34a", "#2563eb", "#dc2626"
+ZOOM_BELOW = 0.5
+"""The Query page's map opens zoomed to the question and its marked tables when they
+fill less than half the map's width and height (t-SNE puts a sibling-confusion's gold and
+top 10 in one small cluster)."""
 
 
 @dataclass(frozen=True)
@@ -73,11 +77,30 @@ def _plain(text: str) -> str:
             .replace("\x00", "<br>"))
 
 
+def focus_ranges(everything: np.ndarray, focus: np.ndarray
+                 ) -> tuple[list[float], list[float]] | None:
+    """Axis ranges around the `focus` points when they fill less than ZOOM_BELOW of the
+    map's width and height (else None: the whole map): padded by a fifth of their own
+    extent, at least 4% of the map's."""
+    if not len(focus) or not len(everything):
+        return None
+    low, high = everything.min(axis=0), everything.max(axis=0)
+    f_low, f_high = focus.min(axis=0), focus.max(axis=0)
+    full, part = np.maximum(high - low, 1e-9), f_high - f_low
+    if np.any(part >= ZOOM_BELOW * full):
+        return None
+    pad = np.maximum(0.2 * part, 0.04 * full)
+    return ([float(f_low[0] - pad[0]), float(f_high[0] + pad[0])],
+            [float(f_low[1] - pad[1]), float(f_high[1] + pad[1])])
+
+
 def map_figure(cmap: CorpusMap, background: np.ndarray, background_hover: list[str],
                marked: Sequence[Points], lines: np.ndarray | None = None,
-               title: str = "") -> go.Figure:
+               title: str = "", zoom: tuple[list[float], list[float]] | None = None
+               ) -> go.Figure:
     """Grey background points (`background`: rows of cmap.xy), faint lines (pairs of
-    points, as rows [x0, y0, x1, y1]), then the marked traces in order (last on top)."""
+    points, as rows [x0, y0, x1, y1]), then the marked traces in order (last on top);
+    `zoom`: the initial x and y ranges (a double click shows the whole map)."""
     figure = go.Figure()
     figure.add_trace(go.Scattergl(
         x=cmap.xy[background, 0], y=cmap.xy[background, 1], mode="markers",
@@ -104,8 +127,10 @@ def map_figure(cmap: CorpusMap, background: np.ndarray, background_hover: list[s
         title=title or None, height=560, legend={"orientation": "h", "y": -0.08},
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         plot_bgcolor="white")
-    figure.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    figure.update_yaxes(showticklabels=False, showgrid=False, zeroline=False)
+    figure.update_xaxes(showticklabels=False, showgrid=False, zeroline=False,
+                        **({"range": zoom[0]} if zoom else {}))
+    figure.update_yaxes(showticklabels=False, showgrid=False, zeroline=False,
+                        **({"range": zoom[1]} if zoom else {}))
     return figure
 
 
@@ -151,7 +176,6 @@ def query_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
     gold = [k for k in result.gold if k in position]
     ranked = [(rank, key) for rank, (key, _) in
               enumerate(result.ranked[:run.config.top_k], start=1) if key in position]
-    rank_of = {key: rank for rank, key in ranked}
     marked = {position[k] for k in gold} | {position[k] for _, k in ranked}
     query_xy = cmap.query_xy[[cmap.query_index()[query_id]]]
     background, hover, shown = _background(cmap, marked, query_xy, lookup, limit)
@@ -162,6 +186,8 @@ def query_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
 
     retrieved = [(r, k) for r, k in ranked if k not in set(gold)]
     text = dataset.query(query_id).query
+    zoom = focus_ranges(np.vstack([cmap.xy, cmap.query_xy]),
+                        np.vstack([cmap.xy[sorted(marked)], query_xy]))
     figure = map_figure(cmap, background, hover, [
         Points("retrieved (rank)", cmap.xy[[position[k] for _, k in retrieved]],
                [f"rank {r} · " + table_hover(lookup, k) for r, k in retrieved], RETRIEVED,
@@ -169,12 +195,14 @@ def query_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
         Points("gold", cmap.xy[[position[k] for k in gold]],
                [f"gold, {where(k)} · " + table_hover(lookup, k) for k in gold], GOLD,
                symbol="diamond", size=13,
-               labels=[str(rank_of[k]) if k in rank_of else "" for k in gold]),
+               labels=[str(r) if (r := result.gold_ranks.get(k)) else "" for k in gold]),
         Points("question", query_xy, [_plain(f"{query_id}: {text}")], QUESTION,
-               symbol="star", size=18)])
+               symbol="star", size=18)], zoom=zoom)
+    zoomed = "; zoomed to these points (double-click the chart for the whole map)"
     caption = _shown_caption(cmap, shown, f"Star: question {query_id}; diamonds: its gold "
-                             f"tables; blue: the run's top {run.config.top_k}, labelled "
-                             "by rank")
+                             "tables, labelled by rank even beyond k; blue: the run's top "
+                             f"{run.config.top_k}, labelled by rank" + (zoomed if zoom
+                                                                        else ""))
     return MapView(figure, caption, len(cmap.keys), shown, cmap.computed, cmap.seconds)
 
 
@@ -210,5 +238,6 @@ def category_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
     return MapView(figure, caption, len(cmap.keys), shown, cmap.computed, cmap.seconds)
 
 
-__all__ = ["MapView", "Points", "category_map_view", "map_figure", "map_is_cached",
+__all__ = ["MapView", "Points", "category_map_view", "focus_ranges", "map_figure",
+           "map_is_cached",
            "query_map_view", "table_hover"]
