@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -62,11 +63,14 @@ def pool_size(dataset: Dataset, sources: Sequence[str], settings: Settings) -> i
 
 def default_sources(settings: Settings, dataset: str) -> list[str]:
     """Where the page draws distractors from by default: every other local dataset (the
-    hub's need network)."""
+    hub's need network) but text corpora (datasets/chunking.py: their passages are not
+    tables, and demo-mixed's tables are demo-qa's)."""
     from target_core.datasets import discover
+    from target_core.datasets.folder import has_documents
 
     return [name for name, entry in discover(settings).items()
-            if entry.kind != "hub" and name != dataset]
+            if entry.kind != "hub" and name != dataset
+            and not has_documents(Path(entry.location))]
 
 
 def haystack_configs(dataset: str, retriever: str, sizes: Sequence[int],
