@@ -364,3 +364,21 @@ def test_demo_sets_load(settings) -> None:
         value = query.answer.rpartition(" is ")[2].rstrip(".")
         texts = [document_table(docs.table_index, k) or docs.table(k) for k in query.gold]
         assert any(value in str(t.rows[0][0]) for t in texts), query.query_id
+
+
+def test_the_datasets_page_shows_passages(app, monkeypatch) -> None:
+    monkeypatch.setenv("TARGET_DATASETS", str(MIXED))
+    at = app("pages/datasets.py", dataset="mixed-tiny", section="Tables",
+             table="documents/Tarwick_Marathon#1")
+    assert not at.exception and not at.error
+    assert "Passage documents/Tarwick\\_Marathon\\#1" in [h.value for h in at.subheader]
+    assert any("Henrik Ueda of Sorrenia" in t.value for t in at.text)
+    assert any("Gold table of 1 query: d2" in c.value for c in at.caption)
+    at = app("pages/datasets.py", dataset="mixed-tiny", section="Queries", query="m1")
+    assert not at.exception and not at.error
+    headers = [h.value for h in at.subheader]
+    assert "Table wiki/Belmora\\_dams\\_1" in headers
+    assert "Passage documents/Belmora\\_River" in headers  # the whole gold document
+    assert any("fish ladder was built in 1994" in t.value for t in at.text)
+    at = app("pages/datasets.py", dataset="demo-docs")  # sizes of 175 passages
+    assert not at.exception and not at.error
