@@ -29,8 +29,9 @@ cosine is its cheap, offline stand-in. An empty answer or reference scores 0.
 truthfulness rating, assigning 1 for relevant and 0 for irrelevant responses".
 
 Run level (`aggregate_gtr`): the macro mean of each per-query value over every outcome
-(failed ones count 0, as `rouge_l`), under the same names; `response_ms` is the mean
-over real calls (cached replies left out, as the latency percentiles).
+(failed ones count 0, as `rouge_l`), under the same names, but for `response_ms_mean`:
+the mean of `response_ms` over real calls (cached replies left out, as the latency
+percentiles; a latency, like `generation_ms_p50`, not a score).
 """
 
 from __future__ import annotations
@@ -135,8 +136,8 @@ def sas_scores(answers: np.ndarray, references: np.ndarray,
 def aggregate_gtr(per_query: Sequence[Mapping[str, float]],
                   cached: Sequence[bool] | None = None) -> dict[str, float]:
     """Run-level GTR metrics: the mean of each per-query value present in every row
-    (ROUGE P/R/F, `reply_tokens`, `sas`); `response_ms` over the rows not `cached`
-    that have one. No rows -> {}."""
+    (ROUGE P/R/F, `reply_tokens`, `sas`); `response_ms_mean` over the rows not
+    `cached` that have a `response_ms`. No rows -> {}."""
     if not per_query:
         return {}
     names = [*ROUGE_METRICS, "reply_tokens", "sas"]
@@ -146,5 +147,5 @@ def aggregate_gtr(per_query: Sequence[Mapping[str, float]],
     times = [row["response_ms"] for row, hit in zip(per_query, flags, strict=True)
              if "response_ms" in row and not hit]
     if times:
-        values["response_ms"] = float(np.mean(times))
+        values["response_ms_mean"] = float(np.mean(times))
     return values

@@ -63,10 +63,11 @@ class TaskRules:
 QA_EXTRAS: tuple[tuple[str, str], ...] = (
     ("R-1 P", "rouge1_p"), ("R-2 P", "rouge2_p"), ("R-L P", "rougeL_p"),
     ("SAS (MiniLM cosine)", "sas"), ("truthful", "truthfulness"),
-    ("reply tokens", "reply_tokens"), ("response ms", "response_ms"))
+    ("reply tokens", "reply_tokens"), ("response ms", "response_ms_mean"))
 """GTR's answer metrics (seed 001, Tables 3 and 4; metrics.gtr): ROUGE-1/2/L precision,
 SAS (the MiniLM cosine, not a cross-encoder), a judge's truthfulness (after
-`judge`), reply length in tokens, response time."""
+`judge`), reply length in tokens, response time (run level `response_ms_mean`, the
+mean of the per-query `response_ms` over real calls: a latency, named like one)."""
 
 UNRANKED_EXTRAS = frozenset({"reply tokens"})
 """Answer-extra columns with no better direction (longer is not better); columns
