@@ -108,6 +108,7 @@ def is_document_key(key: Sequence[str]) -> bool:
 def chunk_spans(text: str, settings: ChunkSettings) -> list[tuple[int, int]]:
     """[start, end) of each chunk of `text` (the module doc's rule)."""
     size, overlap, length = settings.size, settings.overlap, len(text)
+    last = len(text.rstrip())  # where the last chunk ends
     start = _skip_space(text, 0)
     if start >= length:
         return []
@@ -121,7 +122,7 @@ def chunk_spans(text: str, settings: ChunkSettings) -> list[tuple[int, int]]:
         while end > start and text[end - 1].isspace():
             end -= 1
         spans.append((start, end))
-        if end >= _trim_end(text):
+        if end >= last:
             return spans
         nxt = max(end - overlap, start + 1)
         if nxt > 0 and not text[nxt - 1].isspace():  # landed inside a word: skip its rest
@@ -136,10 +137,6 @@ def _skip_space(text: str, i: int) -> int:
     while i < len(text) and text[i].isspace():
         i += 1
     return i
-
-
-def _trim_end(text: str) -> int:
-    return len(text.rstrip())
 
 
 def chunk_document(document: Document, settings: ChunkSettings) -> list[Table]:
