@@ -1,8 +1,9 @@
 """The embedding map section of the Query page (one question) and of the Failures page
 (one failure category): the run's tables projected to 2-D with the marked points. A map
 already on disk is drawn at once; otherwise a button computes it (seconds on the demo
-data, about a minute at 10,000 tables), since the first projection should not hold up
-every page view. Widgets -> one target_core.views.embedding_map call -> render."""
+data, 80 s for t-SNE at 10,000 tables), since the first projection should not hold up
+every page view (benchmarks/embedding_map.py). Widgets -> one
+target_core.views.embedding_map call -> render."""
 
 from __future__ import annotations
 
@@ -68,8 +69,8 @@ def _ready(run: RunRecord, key: str) -> str | None:
     asked = f"map-asked-{run.run_id}-{method}"
     if not cached and not st.session_state.get(asked):
         st.caption("The map is computed once per run's vectors and questions, then cached "
-                   "in the workspace: a few seconds on the demo data, about a minute at "
-                   "10,000 tables with t-SNE.")
+                   "in the workspace: t-SNE takes about 8 s on demo-qa and 80 s at 10,000 "
+                   "tables on 2 cores, PCA about 2 s (mostly embedding the questions).")
         if not st.button(f"Compute the {LABELS[method]} map", key=f"map-go-{key}"):
             return None
         st.session_state[asked] = True
