@@ -210,6 +210,17 @@ def test_a_bm25_run_has_no_map(workspace: Path) -> None:
         corpus_map(bm25, dataset, ["q1"], settings)
 
 
+def test_an_unfinished_run_is_not_mapped(workspace: Path) -> None:
+    """Its questions are part of the t-SNE fit: a run still adding them has no map yet."""
+    from dataclasses import replace
+
+    settings = load_settings(workspace)
+    dense = replace(_runs(workspace)["dense:minilm"], status="running")
+    dataset = load_dataset(dense.config.dataset, settings)
+    with pytest.raises(MapError, match=f"run {dense.run_id} is running"):
+        corpus_map(dense, dataset, ["q1"], settings)
+
+
 def test_a_changed_dataset_is_not_mapped_onto_old_vectors(write_dataset, tmp_path: Path
                                                           ) -> None:
     from conftest import query_record, table_record, write_jsonl

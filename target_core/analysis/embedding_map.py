@@ -69,8 +69,9 @@ class NoEmbeddingsError(TargetError):
     """The run stored no vectors (a lexical retriever)."""
 
     def __init__(self, retriever: str) -> None:
-        super().__init__(f"no embeddings for this run ({retriever}): its retriever stores "
-                         "no vectors; a dense, hybrid, summary, hyse or rows run has them")
+        super().__init__(f"no embeddings for this run ({retriever}): it stored no vectors "
+                         "(a lexical retriever, or imported results); a dense, hybrid, "
+                         "summary, hyse or rows run has them")
 
 
 class MapError(TargetError):
@@ -161,6 +162,9 @@ def cached_map_path(run: RunRecord, dataset: Dataset, query_ids: Sequence[str],
     dataset that changed since the run."""
     check_method(method)
     collection = map_collection(run)
+    if run.status != "complete":
+        raise MapError(f"run {run.run_id} is {run.status}: a map is drawn for a complete "
+                       "run (all its questions are part of the t-SNE fit)")
     if dataset.fingerprint != run.dataset_fingerprint:
         raise MapError(f"run {run.run_id} was made on dataset version "
                        f"{run.dataset_fingerprint}, {dataset.name} is now "
