@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages._ui import resources, shell, url, widgets
+from pages._ui.answer import judge_launcher
 from pages._ui.answer import render as render_answer
 from pages._ui.embedding_map import query_map_section
 from pages._ui.text import plain
@@ -99,6 +100,8 @@ steps[2].caption(f"{view.n_failed} {which} in this run"
                  + ("" if shown == "wrong answer" else f". Retrieval failure: {FAILURE_RULE}."))
 if answer is not None:
     render_answer(answer)
+    if answer.task == "qa":
+        judge_launcher(run_id)
 
 st.subheader("Gold")
 st.dataframe(view.gold[["table", "where", "found", "title"]], hide_index=True,

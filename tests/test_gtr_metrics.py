@@ -294,3 +294,35 @@ def test_query_page_shows_gtr_metrics_and_the_judgement(app, tmp_path: Path) -> 
     rating = "1, relevant" if result.metrics["truthfulness"] else "0, irrelevant"
     assert any(c.startswith(f"Truthfulness {rating} (heuristic (offline stand-in")
                for c in captions), captions
+
+
+def test_a_judge_job_from_the_query_page_runs_in_a_worker(app, tmp_path: Path,
+                                                          monkeypatch) -> None:
+    from target_core.cli.main import main
+    from target_core.engine import workers
+    from target_core.engine.jobs import JobStore
+    from target_core.engine.runner import run_retrieval
+
+    spawned: list[str] = []
+    monkeypatch.setattr(workers, "spawn_worker", lambda job, settings: spawned.append(
+        job.job_id) or 0)
+    settings = load_settings(tmp_path / "ws")
+    run_id = run_retrieval(RunConfig("handmade-qa", "bm25",
+                                     generation=GenerationConfig("heuristic")),
+                           settings=settings).run.run_id
+    at = app("pages/query.py", run=run_id, query="q1")
+    next(t for t in at.text_input if t.label == "Judge").set_value("nonsense").run()
+    next(b for b in at.button if b.label == "Launch the judge as a job").click().run()
+    assert "nonsense" in at.error[0].value and not spawned  # nothing launched
+    next(t for t in at.text_input if t.label == "Judge").set_value("heuristic").run()
+    next(b for b in at.button if b.label == "Launch the judge as a job").click().run()
+    assert len(spawned) == 1 and "launched" in at.success[0].value
+    jobs = JobStore.in_workspace(settings.workspace)
+    job = jobs.get(spawned[0])
+    assert job.kind == "judge" and job.label == f"truthfulness of run {run_id} by heuristic"
+    # the worker process's work: `worker JOB_ID` picks judge_task by the job's kind
+    assert main(["worker", job.job_id, "--workspace", str(settings.workspace)]) == 0
+    done = jobs.get(job.job_id)
+    assert done.status == "done" and done.run_id == run_id and done.done == 3
+    metrics = RunStore.in_workspace(settings.workspace).get_run(run_id).metrics
+    assert metrics["truthfulness_n"] == 3

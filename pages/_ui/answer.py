@@ -131,3 +131,24 @@ def _sql(view: AnswerView) -> None:
             right.markdown("Only in gold")
             right.dataframe(sql.only_gold, hide_index=True, width="stretch",
                             height=grid_height(len(sql.only_gold)))
+
+
+def judge_launcher(run_id: str) -> None:
+    """A job rating every answer of the run with GTR's truthfulness rubric
+    (engine.judge); its ratings show beside the other metrics when it is done."""
+    from pages._ui import resources
+    from target_core.engine.judge import launch_judge
+    from target_core.errors import TargetError
+
+    with st.expander("Rate the run's truthfulness (GTR's rubric: 1 relevant, 0 irrelevant)"):
+        spec = st.text_input("Judge", "heuristic", key=f"judge-spec-{run_id}",
+                             help="openai[:MODEL], local:smollm2, or heuristic (an offline "
+                                  "stand-in with no model: ROUGE-1 recall >= 0.5)")
+        if st.button("Launch the judge as a job", key=f"judge-launch-{run_id}"):
+            try:
+                job = launch_judge(run_id, spec, resources.settings())
+            except TargetError as exc:
+                st.error(plain(str(exc)))
+            else:
+                st.success(f"Job {job.job_id} launched: {plain(job.label)}. Reload this "
+                           "page when it is done (`python -m target_core jobs`).")

@@ -110,6 +110,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
         from target_core.benchgen.draft_jobs import draft_task
 
         return run_worker(args.job_id, settings, draft_task)
+    if JobStore.in_workspace(settings.workspace).get(args.job_id).kind == "judge":
+        from target_core.engine.judge import judge_task
+
+        return run_worker(args.job_id, settings, judge_task)
     return run_worker(args.job_id, settings, run_task)
 
 

@@ -54,7 +54,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     finished_at REAL, error TEXT, result TEXT)
 """
 _ADDED_COLUMNS = {"result": "TEXT"}  # columns added since the first jobs.sqlite
-KINDS = ("run", "draft")
+KINDS = ("run", "draft", "judge")
 
 
 @dataclass(frozen=True)
@@ -109,12 +109,16 @@ class Job:
         (ablation variants differ only in their view); a draft job names its draft."""
         if self.kind == "draft":
             return f"questions for draft {self.spec['name']} on {self.dataset}"
+        if self.kind == "judge":  # engine.judge: truthfulness of a stored run's answers
+            return f"truthfulness of run {self.spec['run_id']} by {self.spec['judge']}"
         config = self.config
         return f"{config.label} on {config.dataset} · {config.view.label}"
 
     @property
     def pipeline(self) -> str:
         """What the job does, without its dataset: the run's pipeline or the draft."""
+        if self.kind == "judge":
+            return f"judge {self.spec['judge']}"
         return self.config.label if self.kind == "run" else f"draft {self.spec['name']}"
 
     def describe(self) -> str:

@@ -190,7 +190,6 @@ def judge_run(store: RunStore, dataset: Dataset, run_id: str, judge: TruthJudge,
     if dataset.task == "qa" and not all("rouge1_p" in r.metrics for r in results):
         backfill_gtr(store, run_id, dataset)  # a run scored before GTR's metrics
     chosen = results[:limit] if limit is not None else results
-    done = [0]
 
     def rate(result: Any) -> Judgement:
         query = dataset.query(result.query_id)
@@ -201,13 +200,14 @@ def judge_run(store: RunStore, dataset: Dataset, run_id: str, judge: TruthJudge,
             raise
         except Exception as error:  # a judge that raised: a failed judgement, not a 0
             judgement = Judgement(None, error=f"{type(error).__name__}: {error}")
-        done[0] += 1
-        if on_query is not None:
-            on_query(done[0], len(chosen))
         return judgement
 
+    judgements: list[Judgement] = []
     with ThreadPoolExecutor(max_workers=judge.concurrency) as pool:
-        judgements = list(pool.map(rate, chosen))
+        for judgement in pool.map(rate, chosen):  # progress from this thread (job store)
+            judgements.append(judgement)
+            if on_query is not None:
+                on_query(len(judgements), len(chosen))
     return _store(store, run_id, judge, [r.query_id for r in chosen], judgements)
 
 
@@ -228,6 +228,38 @@ def _store(store: RunStore, run_id: str, judge: TruthJudge, query_ids: Sequence[
     store.merge_run_metrics(run_id, metrics)
     return JudgeSummary(run_id, judge.spec, judge.label, len(rated), failed,
                         sum(rated.values()), metrics)
+
+
+def launch_judge(run_id: str, judge: str, settings: Settings, *,
+                 limit: int | None = None) -> Any:
+    """Judge a stored run in a worker process (a job of kind "judge"); checks the run
+    and the judge's family first (nothing started on a TargetError). Returns the Job."""
+    from target_core.engine.jobs import JobStore
+    from target_core.engine.workers import spawn_worker
+
+    run = RunStore.in_workspace(settings.workspace).get_run(run_id)
+    if run.config.generation is None:
+        raise JudgeRunError(f"run {run_id} has no generated answers to judge")
+    if judge.strip() != "heuristic" and parse_spec(judge).name not in ("openai", "local"):
+        raise UnknownNameError("truthfulness judge", judge, JUDGE_SPECS)
+    jobs = JobStore.in_workspace(settings.workspace)
+    job = jobs.create_job("judge", {"dataset": run.config.dataset, "run_id": run_id,
+                                    "judge": judge.strip(), "limit": limit})
+    spawn_worker(job, settings)
+    return jobs.get(job.job_id)
+
+
+def judge_task(job: Any, settings: Settings, progress: Any) -> dict[str, Any]:
+    """The worker's work for a judge job: `judge_run`, reporting each query."""
+    from target_core.datasets import load_dataset
+
+    store = RunStore.in_workspace(settings.workspace)
+    dataset = load_dataset(job.spec["dataset"], settings)
+    judge = make_truth_judge(job.spec["judge"], settings)
+    summary = judge_run(store, dataset, job.spec["run_id"], judge, limit=job.spec.get("limit"),
+                        on_query=lambda done, total: progress(done, total, "judging"))
+    return {"run_id": summary.run_id, "done": summary.rated + summary.failed,
+            "total": summary.rated + summary.failed}
 
 
 def judgement_note(rows: Sequence[dict[str, Any]], query_id: str) -> str:
