@@ -202,12 +202,35 @@ def test_category_map_marks_its_questions_and_their_golds(workspace: Path) -> No
     assert "the 1 questions in partial-multi-table at k = 1" in view.caption
 
 
-def test_a_bm25_run_has_no_map(workspace: Path) -> None:
+def test_a_bm25_run_has_no_map_of_its_own_but_may_borrow_dense_minilms(
+        workspace: Path) -> None:
     settings = load_settings(workspace)
-    bm25 = _runs(workspace)["bm25"]
+    runs = _runs(workspace)
+    bm25, dense = runs["bm25"], runs["dense:minilm"]
     dataset = load_dataset(bm25.config.dataset, settings)
+    ids = _query_ids(workspace, bm25)
     with pytest.raises(NoEmbeddingsError, match=r"no embeddings for this run \(bm25\)"):
-        corpus_map(bm25, dataset, ["q1"], settings)
+        corpus_map(bm25, dataset, ids, settings)
+    # the same view gives the same texts: the dense run's collection holds their vectors
+    assert bm25.text_fingerprint == dense.text_fingerprint
+    borrowed = corpus_map(bm25, dataset, ids, settings, method="pca", borrow=True)
+    own = corpus_map(dense, dataset, ids, settings, method="pca")
+    assert borrowed.borrowed and not own.borrowed
+    assert borrowed.collection == dense.index_info["collection"]
+    assert np.array_equal(borrowed.xy, own.xy)
+    view = query_map_view(RunStore.in_workspace(workspace), dataset, dataset, settings,
+                          bm25.run_id, "q1", method="pca", borrow=True)
+    assert view.caption.startswith("PCA map of dense:minilm vectors of the run's texts")
+
+
+def test_borrowing_needs_a_dense_run_of_the_same_texts(write_dataset, tmp_path: Path
+                                                       ) -> None:
+    folder = write_dataset()
+    settings = load_settings(tmp_path / "ws")
+    run = run_retrieval(RunConfig(str(folder), "bm25", top_k=1), settings=settings).run
+    with pytest.raises(MapError, match="no dense:minilm vectors of this run's texts yet: "
+                                       "run dense:minilm on"):
+        corpus_map(run, load_dataset(str(folder), settings), ["q1"], settings, borrow=True)
 
 
 def test_an_unfinished_run_is_not_mapped(workspace: Path) -> None:
@@ -270,5 +293,11 @@ def test_query_and_failures_pages_draw_the_map(app, tmp_path: Path) -> None:
     assert any(e.label.startswith("Embedding map: where the partial-multi-table")
                for e in at.expander)
     assert any("Stars: the 1 questions in partial-multi-table" in c.value for c in at.caption)
+    # bm25 has no vectors; the dense run's t-SNE map of the same texts and questions is
+    # on disk, so the page draws it, saying whose vectors they are
     at = app(page="pages/query.py", run=bm25.run_id, query="q1")
+    assert not at.exception and not at.warning
     assert "No embeddings for this run (bm25)" in " ".join(i.value for i in at.info)
+    assert any(c.value.startswith("t-SNE map of dense:minilm vectors of the run's texts")
+               for c in at.caption)
+    assert len(at.get("plotly_chart")) == 1

@@ -12,7 +12,12 @@ from collections.abc import Callable
 import streamlit as st
 
 from pages._ui import resources
-from target_core.analysis.embedding_map import METHODS, NoEmbeddingsError
+from target_core.analysis.embedding_map import (
+    BORROWED_EMBEDDER,
+    LEXICAL,
+    METHODS,
+    NoEmbeddingsError,
+)
 from target_core.analysis.failures import FailureReport
 from target_core.engine.haystack import with_distractors
 from target_core.engine.store import RunRecord
@@ -29,18 +34,19 @@ LABELS = {"tsne": "t-SNE", "pca": "PCA"}
 
 
 @st.cache_data(show_spinner="Projecting the run's vectors…", max_entries=32)
-def _query_map(run_id: str, query_id: str, method: str, workspace: str) -> MapView:
+def _query_map(run_id: str, query_id: str, method: str, borrow: bool, workspace: str
+               ) -> MapView:
     dataset, lookup = _inputs(run_id)
     return query_map_view(resources.store(), dataset, lookup, resources.settings(), run_id,
-                          query_id, method=method)
+                          query_id, method=method, borrow=borrow)
 
 
 @st.cache_data(show_spinner="Projecting the run's vectors…", max_entries=32)
-def _category_map(run_id: str, k: int, category: str, method: str, workspace: str,
-                  _report: FailureReport) -> MapView:
+def _category_map(run_id: str, k: int, category: str, method: str, borrow: bool,
+                  workspace: str, _report: FailureReport) -> MapView:
     dataset, lookup = _inputs(run_id)
     return category_map_view(resources.store(), dataset, lookup, resources.settings(),
-                             _report, category, method=method)
+                             _report, category, method=method, borrow=borrow)
 
 
 def _inputs(run_id: str) -> tuple[Dataset, TableLookup]:
@@ -50,31 +56,41 @@ def _inputs(run_id: str) -> tuple[Dataset, TableLookup]:
     return dataset, with_distractors(dataset, run.config.haystack, resources.settings())
 
 
-def _ready(run: RunRecord, key: str) -> str | None:
-    """The chosen method when the map can be drawn now (cached, or asked for); None
-    after saying why not."""
+def _ready(run: RunRecord, key: str) -> tuple[str, bool] | None:
+    """(method, borrow) when the map can be drawn now (cached, or asked for); None after
+    saying why not. A lexical run (no vectors of its own) is offered dense:minilm's
+    vectors of the same texts."""
     method = st.radio("Projection", list(METHODS), horizontal=True, key=f"map-method-{key}",
                       format_func=LABELS.get, help=" · ".join(
                           f"{LABELS[m]}: {text}" for m, text in METHODS.items()))
+    settings = resources.settings()
+    borrow = False
     try:
         dataset = resources.load_by_name(run.config.dataset)
-        cached = map_is_cached(resources.store(), dataset, resources.settings(), run.run_id,
-                               method=method)
-    except NoEmbeddingsError as exc:
-        st.info(str(exc).capitalize() + ".")
-        return None
+        try:
+            cached = map_is_cached(resources.store(), dataset, settings, run.run_id,
+                                   method=method)
+        except NoEmbeddingsError as exc:
+            st.info(str(exc).capitalize() + ".")
+            if run.config.retriever.split(":")[0] not in LEXICAL:
+                return None
+            borrow = True
+            cached = map_is_cached(resources.store(), dataset, settings, run.run_id,
+                                   method=method, borrow=True)
     except TargetError as exc:
         st.warning(f"No map: {exc}")
         return None
-    asked = f"map-asked-{run.run_id}-{method}"
+    asked = f"map-asked-{run.run_id}-{method}-{borrow}"
     if not cached and not st.session_state.get(asked):
         st.caption("The map is computed once per run's vectors and questions, then cached "
                    "in the workspace: t-SNE takes about 8 s on demo-qa and 80 s at 10,000 "
                    "tables on 2 cores, PCA about 2 s (mostly embedding the questions).")
-        if not st.button(f"Compute the {LABELS[method]} map", key=f"map-go-{key}"):
+        label = (f"Map it with dense:{BORROWED_EMBEDDER} vectors of the same texts "
+                 f"({LABELS[method]})" if borrow else f"Compute the {LABELS[method]} map")
+        if not st.button(label, key=f"map-go-{key}"):
             return None
         st.session_state[asked] = True
-    return method
+    return method, borrow
 
 
 def _render(make: Callable[[], MapView]) -> None:
@@ -90,9 +106,9 @@ def _render(make: Callable[[], MapView]) -> None:
 def query_map_section(run: RunRecord, query_id: str) -> None:
     """The map of one question of `run`: its gold and retrieved tables."""
     with st.expander("Embedding map", expanded=True):
-        method = _ready(run, "query")
-        if method is not None:
-            _render(lambda: _query_map(run.run_id, query_id, method,
+        if (ready := _ready(run, "query")) is not None:
+            method, borrow = ready
+            _render(lambda: _query_map(run.run_id, query_id, method, borrow,
                                        str(resources.settings().workspace)))
 
 
@@ -100,7 +116,7 @@ def category_map_section(run: RunRecord, report: FailureReport, category: str) -
     """The map of a failure category: its questions and their gold tables."""
     with st.expander(f"Embedding map: where the {category} questions and their gold "
                      "tables fall", expanded=True):
-        method = _ready(run, "failures")
-        if method is not None:
-            _render(lambda: _category_map(run.run_id, report.k, category, method,
+        if (ready := _ready(run, "failures")) is not None:
+            method, borrow = ready
+            _render(lambda: _category_map(run.run_id, report.k, category, method, borrow,
                                           str(resources.settings().workspace), report))

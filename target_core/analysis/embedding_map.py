@@ -7,7 +7,9 @@ run searches with; a HySE run searched with hypothetical tables instead, the map
 the question). A table is one point: for a rows run (ids "T:R", one vector per row) the
 normalized mean of its rows' vectors, the centre of the rows it is scored by. Hybrid runs
 use their dense side; summary and HySE runs their stored vectors. BM25 and TF-IDF runs
-have none (NoEmbeddingsError says so).
+have none (NoEmbeddingsError says so); asked to (`borrow`), their map uses the
+dense:minilm vectors of the same texts when a dense run of the same view stored them:
+where did BM25's top 10 land in MiniLM's space.
 
 Methods:
 - `tsne` (default): t-SNE (scikit-learn, Barnes-Hut, perplexity min(30, (n - 1) / 3),
@@ -63,6 +65,10 @@ SAMPLE_LIMIT = 3_000
 NEIGHBOURS = 15
 """Nearest map points kept around each marked point when the corpus is sampled."""
 MAPS_DIR = "maps"
+LEXICAL = ("bm25", "tfidf")
+"""Retrievers that index the view's text as dense does: a dense run of the same view
+stores vectors of exactly their texts."""
+BORROWED_EMBEDDER = "minilm"
 
 
 class NoEmbeddingsError(TargetError):
@@ -95,6 +101,8 @@ class CorpusMap:
     computed: bool
     """True when this call computed the map, False when it read the cache."""
     path: Path
+    borrowed: bool = False
+    """The run stored no vectors: dense:minilm vectors of the same texts (MapSource)."""
 
     def positions(self) -> dict[TableKey, int]:
         return {key: i for i, key in enumerate(self.keys)}
@@ -103,12 +111,33 @@ class CorpusMap:
         return {q: i for i, q in enumerate(self.query_ids)}
 
 
-def map_collection(run: RunRecord) -> str:
-    """The Chroma collection holding the run's vectors; NoEmbeddingsError without one."""
+@dataclass(frozen=True)
+class MapSource:
+    """Where a run's map takes its vectors from."""
+
+    collection: str
+    embedder: str
+    borrowed: bool
+    """True: the run stored no vectors (bm25, tfidf); these are BORROWED_EMBEDDER's
+    vectors of the same texts, stored by a dense run of the same view."""
+
+
+def map_source(run: RunRecord, settings: Settings, *, borrow: bool = False) -> MapSource:
+    """The run's own Chroma collection; with `borrow`, for a lexical run, the collection
+    a dense:minilm run of the same texts stores (named by the run's text fingerprint and
+    MiniLM's, as retrievers/dense.py names it; it may not exist). NoEmbeddingsError
+    otherwise."""
     name = run.index_info.get("collection")
-    if not isinstance(name, str) or not name:
-        raise NoEmbeddingsError(run.config.retriever)
-    return name
+    if isinstance(name, str) and name:
+        return MapSource(name, str(run.index_info.get("embedder", "")), False)
+    if borrow and run.config.retriever.split(":")[0] in LEXICAL and run.text_fingerprint:
+        from target_core.embeddings import get_embedder
+        from target_core.vectorstore import collection_name
+
+        fingerprint = get_embedder(BORROWED_EMBEDDER, settings).fingerprint()
+        return MapSource(collection_name(run.text_fingerprint, fingerprint),
+                         BORROWED_EMBEDDER, True)
+    raise NoEmbeddingsError(run.config.retriever)
 
 
 def check_method(method: str) -> str:
@@ -130,38 +159,49 @@ def map_path(settings: Settings, collection: str, method: str, digest: str) -> P
 
 
 def corpus_map(run: RunRecord, dataset: Dataset, query_ids: Sequence[str],
-               settings: Settings, *, method: str = DEFAULT_METHOD) -> CorpusMap:
-    """The map of `run` (its stored vectors) with `query_ids` (the run's questions) in
-    it: read from the workspace's cache, or computed and cached. Raises
-    NoEmbeddingsError for a run without vectors, MapError when they cannot be mapped."""
+               settings: Settings, *, method: str = DEFAULT_METHOD,
+               borrow: bool = False) -> CorpusMap:
+    """The map of `run` (its stored vectors; with `borrow`, a lexical run's texts'
+    dense:minilm vectors) with `query_ids` (the run's questions) in it: read from the
+    workspace's cache, or computed and cached. Raises NoEmbeddingsError for a run without
+    vectors, MapError when they cannot be mapped."""
     from target_core.engine.haystack import haystack_distractors
+    from target_core.vectorstore import VectorStoreError
 
-    path = cached_map_path(run, dataset, query_ids, settings, method=method)
-    collection = map_collection(run)
+    path = cached_map_path(run, dataset, query_ids, settings, method=method, borrow=borrow)
+    source = map_source(run, settings, borrow=borrow)
     if path.exists():
-        return _read(path, collection, method)
-    embedder = str(run.index_info.get("embedder", ""))
+        return _read(path, source, method)
     texts = [dataset.query(q).query for q in query_ids]
     tables = dataset.tables + haystack_distractors(dataset, run.config.haystack,
                                                    settings).tables
-    corpus = table_vectors(collection, len(tables), settings)
-    questions = _embed_questions(embedder, texts, settings)
+    try:
+        corpus = table_vectors(source.collection, len(tables), settings)
+    except VectorStoreError as exc:
+        if not source.borrowed:
+            raise
+        raise MapError(f"no dense:{BORROWED_EMBEDDER} vectors of this run's texts yet: run "
+                       f"dense:{BORROWED_EMBEDDER} on {run.config.dataset} with view "
+                       f"'{run.config.view.label}' (and the same haystack), then the map "
+                       "can use them") from exc
+    questions = _embed_questions(source.embedder, texts, settings)
     started = time.perf_counter()
     xy, query_xy = project(corpus, questions, method)
     seconds = time.perf_counter() - started
     keys = tuple(t.key for t in tables)
     _write(path, keys, xy, tuple(query_ids), query_xy, seconds)
-    return CorpusMap(collection, method, keys, xy, tuple(query_ids), query_xy, seconds,
-                     True, path)
+    return CorpusMap(source.collection, method, keys, xy, tuple(query_ids), query_xy,
+                     seconds, True, path, source.borrowed)
 
 
 def cached_map_path(run: RunRecord, dataset: Dataset, query_ids: Sequence[str],
-                    settings: Settings, *, method: str = DEFAULT_METHOD) -> Path:
+                    settings: Settings, *, method: str = DEFAULT_METHOD,
+                    borrow: bool = False) -> Path:
     """Where the map of `run` with `query_ids` is cached (it may not exist yet). Raises
     NoEmbeddingsError for a run without vectors, MapError for an unknown method or a
     dataset that changed since the run."""
     check_method(method)
-    collection = map_collection(run)
+    source = map_source(run, settings, borrow=borrow)
     if run.status != "complete":
         raise MapError(f"run {run.run_id} is {run.status}: a map is drawn for a complete "
                        "run (all its questions are part of the t-SNE fit)")
@@ -169,9 +209,9 @@ def cached_map_path(run: RunRecord, dataset: Dataset, query_ids: Sequence[str],
         raise MapError(f"run {run.run_id} was made on dataset version "
                        f"{run.dataset_fingerprint}, {dataset.name} is now "
                        f"{dataset.fingerprint}: its vectors no longer match the tables")
-    embedder = str(run.index_info.get("embedder", ""))
     texts = [dataset.query(q).query for q in query_ids]
-    return map_path(settings, collection, method, queries_digest(embedder, query_ids, texts))
+    return map_path(settings, source.collection, method,
+                    queries_digest(source.embedder, query_ids, texts))
 
 
 def table_vectors(collection: str, n_tables: int, settings: Settings) -> np.ndarray:
@@ -280,14 +320,14 @@ def _write(path: Path, keys: Sequence[TableKey], xy: np.ndarray, query_ids: Sequ
     os.replace(partial, path)
 
 
-def _read(path: Path, collection: str, method: str) -> CorpusMap:
+def _read(path: Path, source: MapSource, method: str) -> CorpusMap:
     try:
         with np.load(path, allow_pickle=False) as data:
             keys = tuple(zip(data["database_ids"].tolist(), data["table_ids"].tolist(),
                              strict=True))
-            return CorpusMap(collection, method, keys, data["xy"],
+            return CorpusMap(source.collection, method, keys, data["xy"],
                              tuple(data["query_ids"].tolist()), data["query_xy"],
-                             float(data["seconds"]), False, path)
+                             float(data["seconds"]), False, path, source.borrowed)
     except (OSError, ValueError, KeyError) as exc:
         raise MapError(f"cached map {path} cannot be read ({exc}): delete it to compute "
                        "the map again") from exc

@@ -140,7 +140,9 @@ def _shown_caption(cmap: CorpusMap, shown: int, what: str) -> str:
     drawn = (f"all {n:,} tables" if shown >= n else
              f"showing {shown:,} of {n:,} tables, sampled around the marked points (each "
              f"marked point's nearest kept, the rest drawn at random, seed 0)")
-    return (f"{method} map of the run's vectors: {drawn}. {what}. The projection took "
+    whose = ("dense:minilm vectors of the run's texts (the run stores none; a dense run of "
+             "the same view stored them)" if cmap.borrowed else "the run's vectors")
+    return (f"{method} map of {whose}: {drawn}. {what}. The projection took "
             f"{cmap.seconds:.1f} s once; it is cached in the workspace's {MAPS_DIR}/.")
 
 
@@ -154,23 +156,25 @@ def _background(cmap: CorpusMap, marked: set[int], around: np.ndarray, lookup: T
 
 
 def map_is_cached(store: RunStore, dataset: Dataset, settings: Settings, run_id: str, *,
-                  method: str = DEFAULT_METHOD) -> bool:
+                  method: str = DEFAULT_METHOD, borrow: bool = False) -> bool:
     """The run's map is on disk (showing it is fast). Raises TargetError
     (NoEmbeddingsError for a run without vectors)."""
     run = store.get_run(run_id)
     query_ids = [s.query_id for s in store.query_scores(run_id)]
-    return cached_map_path(run, dataset, query_ids, settings, method=method).exists()
+    return cached_map_path(run, dataset, query_ids, settings, method=method,
+                           borrow=borrow).exists()
 
 
 def query_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
                    settings: Settings, run_id: str, query_id: str, *,
-                   method: str = DEFAULT_METHOD, limit: int = SAMPLE_LIMIT) -> MapView:
+                   method: str = DEFAULT_METHOD, limit: int = SAMPLE_LIMIT,
+                   borrow: bool = False) -> MapView:
     """One question of the run (a star), its gold tables and its top k. `lookup` gives
     titles (the dataset with a haystack run's distractors). Raises TargetError
     (NoEmbeddingsError for a run without vectors)."""
     run = store.get_run(run_id)
     query_ids = [s.query_id for s in store.query_scores(run_id)]
-    cmap = corpus_map(run, dataset, query_ids, settings, method=method)
+    cmap = corpus_map(run, dataset, query_ids, settings, method=method, borrow=borrow)
     result = store.get_result(run_id, query_id)
     position = cmap.positions()
     gold = [k for k in result.gold if k in position]
@@ -208,12 +212,13 @@ def query_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
 
 def category_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
                       settings: Settings, report: FailureReport, category: str, *,
-                      method: str = DEFAULT_METHOD, limit: int = SAMPLE_LIMIT) -> MapView:
+                      method: str = DEFAULT_METHOD, limit: int = SAMPLE_LIMIT,
+                      borrow: bool = False) -> MapView:
     """The failed questions of `category` in `report` (stars) and their gold tables
     (diamonds), each question joined to its golds. Raises TargetError."""
     run = store.get_run(report.run_id)
     query_ids = [s.query_id for s in store.query_scores(run.run_id)]
-    cmap = corpus_map(run, dataset, query_ids, settings, method=method)
+    cmap = corpus_map(run, dataset, query_ids, settings, method=method, borrow=borrow)
     position, index = cmap.positions(), cmap.query_index()
     cases = [c for c in report.in_category(category) if c.query_id in index]
     golds = {c.query_id: [k for k in dataset.query(c.query_id).gold if k in position]
