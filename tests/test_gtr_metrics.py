@@ -326,3 +326,36 @@ def test_a_judge_job_from_the_query_page_runs_in_a_worker(app, tmp_path: Path,
     assert done.status == "done" and done.run_id == run_id and done.done == 3
     metrics = RunStore.in_workspace(settings.workspace).get_run(run_id).metrics
     assert metrics["truthfulness_n"] == 3
+
+
+def test_a_run_stored_before_gtr_metrics_gets_them_when_judged_and_exports_them(
+        tmp_path: Path) -> None:
+    from target_core.datasets import load_dataset
+    from target_core.engine.export import export_run
+    from target_core.engine.judge import HeuristicTruthJudge, judge_run
+
+    workspace, run_id = _fresh_run(tmp_path, limit=3)
+    store = RunStore.in_workspace(workspace)
+    fresh = {q: dict(m) for q, m in store.query_metrics(run_id)}
+    gtr = ("rouge1_p", "rouge1_r", "rouge1_f", "rouge2_p", "rouge2_r", "rouge2_f",
+           "rougeL_p", "rougeL_r", "sas", "reply_tokens", "response_ms")
+    with store.db.conn:  # as an older version stored it: no GTR metrics at all
+        for name in gtr:
+            store.db.execute("UPDATE query_results SET metrics = json_remove(metrics, ?)",
+                             [f"$.{name}"])
+            store.db.execute("UPDATE runs SET metrics = json_remove(metrics, ?)",
+                             [f"$.{name}"])
+        store.db.execute("UPDATE runs SET metrics = json_remove(metrics, '$.response_ms_mean')")
+    assert not any("sas" in m for _, m in store.query_metrics(run_id))
+    judge_run(store, load_dataset("demo-qa", load_settings(workspace)), run_id,
+              HeuristicTruthJudge())
+    again = dict(store.query_metrics(run_id))
+    for query_id, metrics in fresh.items():
+        assert {k: again[query_id][k] for k in gtr} == pytest.approx(
+            {k: metrics[k] for k in gtr})
+    run = store.get_run(run_id)
+    assert run.metrics["sas"] == pytest.approx(np.mean([m["sas"] for m in fresh.values()]))
+    out = tmp_path / "run.csv"
+    export_run(store, run_id, "csv", out)
+    header = out.read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert {"sas", "rouge1_p", "reply_tokens", "truthfulness"} <= set(header)
