@@ -359,3 +359,27 @@ def test_a_run_stored_before_gtr_metrics_gets_them_when_judged_and_exports_them(
     export_run(store, run_id, "csv", out)
     header = out.read_text(encoding="utf-8").splitlines()[0].split(",")
     assert {"sas", "rouge1_p", "reply_tokens", "truthfulness"} <= set(header)
+
+
+def test_two_judges_never_mix_in_one_number(tmp_path: Path) -> None:
+    from target_core.datasets import load_dataset
+    from target_core.engine.judge import HeuristicTruthJudge, Judgement, judge_run
+
+    class Yes:
+        spec, label, concurrency = "yes", "always 1 (test)", 1
+
+        def rate(self, question: str, reference: str, answer: str) -> Judgement:
+            return Judgement(1, "yes")
+
+    workspace, run_id = _fresh_run(tmp_path, limit=4)
+    store = RunStore.in_workspace(workspace)
+    dataset = load_dataset("demo-qa", load_settings(workspace))
+    judge_run(store, dataset, run_id, HeuristicTruthJudge())
+    judge_run(store, dataset, run_id, HeuristicTruthJudge(), limit=2)  # again: still 4
+    assert store.get_run(run_id).metrics["truthfulness_n"] == 4
+    judge_run(store, dataset, run_id, Yes(), limit=2)
+    metrics = [m.get("truthfulness") for _, m in store.query_metrics(run_id)]
+    assert metrics == [1.0, 1.0, None, None]  # only the newest judge's ratings
+    run = store.get_run(run_id).metrics
+    assert run["truthfulness"] == 1.0 and run["truthfulness_n"] == 2
+    assert sorted({r["judge"] for r in store.judgements(run_id)}) == ["heuristic", "yes"]

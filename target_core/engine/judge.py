@@ -18,10 +18,11 @@ Judges (`make_truth_judge(spec)`):
 A failed call or a reply without a rating of 0 or 1 is a failed judgement: stored
 with its error and no rating, never counted as 0. A query whose generation failed is
 not judged (nothing to rate). `judge_run` stores every judgement (RunStore
-judgements table, by judge), merges `truthfulness` into each rated query's metrics and
-the run's metrics: `truthfulness` = mean rating over the rated queries (GTR's truthful
-share, over every rated query of the run), `truthfulness_n` rated queries and
-`truthfulness_failed` failed judgements of the last call.
+judgements table, by judge) and makes the query and run metrics this judge's: each
+query's `truthfulness` is its rating by this judge (absent where it has none), and the
+run's `truthfulness` = mean rating over the queries it rated (GTR's truthful share),
+`truthfulness_n` those queries, `truthfulness_failed` its failed judgements (their
+newest). Ratings of two judges never mix in one number.
 """
 
 from __future__ import annotations
@@ -218,11 +219,17 @@ def _store(store: RunStore, run_id: str, judge: TruthJudge, query_ids: Sequence[
                            for q, j in zip(query_ids, judgements, strict=True)])
     rated = {q: j.rating for q, j in zip(query_ids, judgements, strict=True)
              if j.rating is not None}
-    store.merge_query_metrics(run_id, {q: {"truthfulness": float(r)} for q, r in rated.items()})
-    # run level over every rated query (an earlier --limit call's too)
-    ratings = [m["truthfulness"] for _, m in store.query_metrics(run_id) if "truthfulness" in m]
+    # this judge's ratings only (an earlier --limit call's too): never two judges in one
+    # number; a query it has not rated loses another judge's (kept in the judgements)
+    mine = {r["query_id"]: r["rating"] for r in store.judgements(run_id)
+            if r["judge"] == judge.spec}
+    ratings = [float(v) for v in mine.values() if v is not None]
+    store.merge_query_metrics(run_id, {q: {"truthfulness": None if mine.get(q) is None
+                                           else float(mine[q])}
+                                       for q in store.done_query_ids(run_id)})
     failed = len(judgements) - len(rated)
-    metrics = {"truthfulness_n": float(len(ratings)), "truthfulness_failed": float(failed)}
+    metrics = {"truthfulness_n": float(len(ratings)),
+               "truthfulness_failed": float(len(mine) - len(ratings))}
     if ratings:
         metrics["truthfulness"] = sum(ratings) / len(ratings)
     store.merge_run_metrics(run_id, metrics)

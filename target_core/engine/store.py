@@ -14,7 +14,7 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -347,8 +347,9 @@ class RunStore:
                                    self.done_query_ids(run_id))
         return _result(rows[0])
 
-    def merge_query_metrics(self, run_id: str, values: dict[str, dict[str, float]]) -> None:
-        """Add or overwrite per-query metrics found after the run, {query_id: {name: v}}."""
+    def merge_query_metrics(self, run_id: str, values: Mapping[str, Mapping[str, float | None]]
+                            ) -> None:
+        """Set per-query metrics found after the run, {query_id: {name: v}}; None drops."""
         with self._write():
             self.db.conn.executemany(
                 "UPDATE query_results SET metrics = json_patch(metrics, ?) "
