@@ -149,6 +149,12 @@ def test_gtr_columns_beside_sacrebleu_on_the_leaderboard_and_runs_list(qa_runs) 
     assert {"SB", "R-1 P", "R-2 P", "R-L P", "SAS (MiniLM cosine)", "reply tokens",
             "response ms"} <= set(columns)
     assert not board.best[("demo-qa", "reply tokens")].any()  # no better direction
+    from target_core.views.overview import display_table
+
+    shown = display_table(board)
+    tokens = board.table[("demo-qa", "reply tokens")].iloc[0]
+    assert shown[("demo-qa", "reply tokens")].iloc[0] == f"{tokens:.1f}"
+    assert shown[("demo-qa", "SAS (MiniLM cosine)")].iloc[0].startswith("0.")
     table = runs_table(runs).set_index("run_id")
     run = RunStore.in_workspace(workspace).get_run(run_id)
     assert table.loc[run_id, "SAS (MiniLM cosine)"] == f"{run.metrics['sas']:.3f}"

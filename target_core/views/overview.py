@@ -87,10 +87,12 @@ def select_runs(runs: Sequence[RunRecord], datasets: Sequence[str], tasks: Seque
 
 
 def display_table(board: Leaderboard) -> pd.DataFrame:
-    """The leaderboard as text: ms, SB and VES with 2 decimals, others 3, '–' where not
-    run."""
+    """The leaderboard as text: ms, SB and VES with 2 decimals, GTR's reply tokens and
+    response ms with 1, others 3, '–' where not run."""
     def fmt(column: pd.Series) -> pd.Series:
-        digits = 2 if label_pair(column.name)[1] in ("ms", "SB", "VES") else 3
+        name = label_pair(column.name)[1]
+        digits = 2 if name in ("ms", "SB", "VES") else 1 if name in (
+            "reply tokens", "response ms") else 3
         return column.map(lambda v: "–" if pd.isna(v) else f"{v:.{digits}f}")
 
     return board.table.apply(fmt)
