@@ -17,6 +17,7 @@ from target_core.views.haystack import (
     haystack_curve,
     haystack_figure,
     parse_sizes,
+    points_table,
 )
 
 CAPTION = ("Each point is an ordinary run of the retriever on the same queries, with N "
@@ -75,11 +76,11 @@ def haystack_section(dataset: Dataset, retriever: str, *, top_k: int,
                         width="stretch")
     else:
         st.info("No point of this curve is stored yet: run the missing points.")
-    st.dataframe(frame, hide_index=True, width="stretch",
+    st.dataframe(points_table(curve), hide_index=True, width="stretch",
                  height=widgets.grid_height(len(frame), 12), column_config={
                      "open": st.column_config.LinkColumn("open", display_text="queries"),
-                     **{f"recall@{n}": st.column_config.NumberColumn(format="%.3f")
-                        for n in curve.ks}})
+                     **{c: st.column_config.TextColumn(alignment="right")
+                        for c in (*(f"recall@{n}" for n in curve.ks), "n_queries")}})
     st.caption(f"Corpus = the {curve.n_tables} tables of {dataset.name} + N. Pool: "
                f"{curve.pool} tables of {', '.join(curve.sources)} (tables equal to one of "
                f"{dataset.name}'s left out). Solid: recall@{k}, dashed: recall@1.")

@@ -122,6 +122,17 @@ class HaystackCurve:
         return pd.DataFrame(rows, columns=columns).astype({"n_queries": "Int64"})
 
 
+def points_table(curve: HaystackCurve) -> pd.DataFrame:
+    """The curve's points as the page lists them: recall as text with 3 decimals, blank
+    (not "None") where a point is not run yet."""
+    from target_core.views.cells import as_text
+
+    frame = as_text(curve.frame(), {**{f"recall@{k}": ".3f" for k in curve.ks},
+                                    "n_queries": "d"})
+    frame[["run_id", "open"]] = frame[["run_id", "open"]].fillna("")
+    return frame
+
+
 def _differs_in_size(config: RunConfig, base: RunConfig) -> bool:
     """Whether `config` is `base` (any retriever) with another haystack size."""
     if config.haystack is None or base.haystack is None:
