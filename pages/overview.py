@@ -61,7 +61,8 @@ def reproduction() -> None:
     papers = list(PAPER_DATASETS)
     paper = url.url_selectbox("Compared with the paper's", papers, param="paper",
                               key=f"repro-paper-{name}", where=cols[1],
-                              default=default_paper(dataset.task), among="the paper's datasets")
+                              default=default_paper(dataset.task), among="the paper's datasets",
+                              follow=False)  # the paper belongs to the dataset chosen
     chosen = cols[2].selectbox("Generator", [NO_GENERATOR, "heuristic", "openai"],
                                key="repro-generator", accept_new_options=True,
                                help="Answers every query too: the downstream columns and "

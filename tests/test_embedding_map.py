@@ -280,7 +280,9 @@ def test_query_and_failures_pages_draw_the_map(app, tmp_path: Path) -> None:
                           settings=settings).run
     bm25 = run_retrieval(RunConfig("handmade-qa", "bm25", top_k=1), settings=settings).run
     at = app(page="pages/query.py", run=dense.run_id, query="q3")
-    assert "Embedding map" in [e.label for e in at.expander]
+    assert not at.get("plotly_chart")  # off until asked: it loads the whole dataset
+    at.toggle(key="map-on-query").set_value(True).run()
+    assert at.toggle(key="map-on-query").label.startswith("Embedding map")
     assert not at.get("plotly_chart")  # not computed yet: a button asks for it
     at.button(key="map-go-query").click().run()
     assert not at.exception and not at.warning
@@ -289,13 +291,15 @@ def test_query_and_failures_pages_draw_the_map(app, tmp_path: Path) -> None:
     # the fit holds every question of the run: the Failures page reads the same file
     at = app(page="pages/failures.py", run=dense.run_id, k="1",
              category="partial-multi-table")
+    at.toggle(key="map-on-failures").set_value(True).run()
     assert not at.exception and not at.warning
-    assert any(e.label.startswith("Embedding map: where the partial-multi-table")
-               for e in at.expander)
+    assert at.toggle(key="map-on-failures").label.startswith(
+        "Embedding map: where the partial-multi-table")
     assert any("Stars: the 1 questions in partial-multi-table" in c.value for c in at.caption)
     # bm25 has no vectors; the dense run's t-SNE map of the same texts and questions is
     # on disk, so the page draws it, saying whose vectors they are
     at = app(page="pages/query.py", run=bm25.run_id, query="q1")
+    at.toggle(key="map-on-query").set_value(True).run()
     assert not at.exception and not at.warning
     assert "No embeddings for this run (bm25)" in " ".join(i.value for i in at.info)
     assert any(c.value.startswith("t-SNE map of dense:minilm vectors of the run's texts")

@@ -1,6 +1,7 @@
 """The embedding map section of the Query page (one question) and of the Failures page
-(one failure category): the run's tables projected to 2-D with the marked points. A map
-already on disk is drawn at once; otherwise a button computes it (seconds on the demo
+(one failure category): the run's tables projected to 2-D with the marked points. The section
+opens on a toggle (it loads the whole dataset); a map already on disk is then drawn at
+once, otherwise a button computes it (seconds on the demo
 data, 80 s for t-SNE at 10,000 tables), since the first projection should not hold up
 every page view (benchmarks/embedding_map.py). Widgets -> one
 target_core.views.embedding_map call -> render."""
@@ -103,9 +104,18 @@ def _render(make: Callable[[], MapView]) -> None:
     st.caption(view.caption)
 
 
+def _shown(key: str, label: str) -> bool:
+    """Whether the user asked for the map. Off until then, since drawing it needs the
+    whole dataset loaded (the pages otherwise read tables through the corpus index); the
+    choice stays on for the session as the user moves between questions."""
+    return st.toggle(label, key=f"map-on-{key}")
+
+
 def query_map_section(run: RunRecord, query_id: str) -> None:
     """The map of one question of `run`: its gold and retrieved tables."""
-    with st.expander("Embedding map", expanded=True):
+    if not _shown("query", "Embedding map: this question, its gold and retrieved tables"):
+        return
+    with st.container(border=True):
         if (ready := _ready(run, "query")) is not None:
             method, borrow = ready
             _render(lambda: _query_map(run.run_id, query_id, method, borrow,
@@ -114,8 +124,10 @@ def query_map_section(run: RunRecord, query_id: str) -> None:
 
 def category_map_section(run: RunRecord, report: FailureReport, category: str) -> None:
     """The map of a failure category: its questions and their gold tables."""
-    with st.expander(f"Embedding map: where the {category} questions and their gold "
-                     "tables fall", expanded=True):
+    if not _shown("failures", f"Embedding map: where the {category} questions and their "
+                  "gold tables fall"):
+        return
+    with st.container(border=True):
         if (ready := _ready(run, "failures")) is not None:
             method, borrow = ready
             _render(lambda: _category_map(run.run_id, report.k, category, method, borrow,
