@@ -44,7 +44,8 @@ ANSWER_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 Text-to-SQL's are GTR-T's Figure 5 and BIRD's VES (0-100+, the slice's mean of
 100 · R_q); QA's is the mean sentence BLEU (0-100)."""
 
-_COLORS = ("#2563eb", "#f97316", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#ca8a04")
+RUN_COLORS = ("#2563eb", "#f97316", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#ca8a04")
+"""One colour per run, in order, wherever runs are drawn side by side."""
 _SCALARS = (str, int, float, bool)
 
 
@@ -165,7 +166,7 @@ def slice_bars(frame: pd.DataFrame, field: str = "") -> go.Figure:
             values = dict(zip(part["slice"], part["value"], strict=True))
             figure.add_trace(go.Bar(
                 x=shown, y=[values.get(value) for value in order], name=label,
-                marker_color=_COLORS[i % len(_COLORS)], showlegend=j == 1,
+                marker_color=RUN_COLORS[i % len(RUN_COLORS)], showlegend=j == 1,
                 legendgroup=label, hovertemplate=f"{label}<br>%{{x}}: %{{y:.3f}}"
                 "<extra></extra>"), row=1, col=j)
     figure.update_xaxes(type="category", categoryorder="array", categoryarray=shown)

@@ -20,7 +20,7 @@ from target_core.analysis.compare import RunComparison, compare_runs, dataset_la
 from target_core.analysis.figures import run_names
 from target_core.analysis.report import flipped_table
 from target_core.analysis.significance import outcomes_frame
-from target_core.analysis.slices import SliceView, by_slice
+from target_core.analysis.slices import RUN_COLORS, SliceView, by_slice
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError
 from target_core.metrics.gtr import SAS_LABEL
@@ -214,10 +214,11 @@ def quality_scatter(store: RunStore, view: CompareView, metric: str) -> QualityS
             if "reply_tokens" in metrics and metric in metrics]
     points = pd.DataFrame(rows, columns=["run", "run_id", "query_id", "reply_tokens", "value"])
     figure = go.Figure()
-    for name, part in points.groupby("run", sort=False):
+    for i, (name, part) in enumerate(points.groupby("run", sort=False)):
         figure.add_trace(go.Scatter(
             x=part["reply_tokens"], y=part["value"], mode="markers", name=str(name),
             text=part["query_id"], opacity=0.75,
+            marker_color=RUN_COLORS[i % len(RUN_COLORS)],
             hovertemplate="%{text}<br>reply tokens=%{x}<br>" + QUALITY_METRICS[metric]
             + "=%{y:.3f}<extra>%{fullData.name}</extra>"))
     figure.update_layout(height=400, xaxis_title="reply length (o200k tokens)",
