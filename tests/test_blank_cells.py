@@ -63,6 +63,7 @@ def _pages(runs: dict[str, str]) -> list[tuple[str, dict[str, str]]]:
         ("pages/failures.py", {"run": qa}),
         ("pages/failures.py", {"run": sql}),
         ("pages/ablations.py", {"dataset": "demo-qa"}),
+        ("pages/ablations.py", {"dataset": "demo-sql"}),
         ("pages/benchmark_builder.py", {}),
     ]
 

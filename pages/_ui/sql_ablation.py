@@ -11,7 +11,7 @@ from pages._ui import resources
 from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.types import Dataset
-from target_core.views.sql_ablation import load_sql_ablation
+from target_core.views.sql_ablation import SHOWN_FORMATS, load_sql_ablation, shown_table
 
 CAPTION = ("Each row is an ordinary run of the retriever and generator on the same queries "
            "with seed 002's SQL prompt (its Figure 4): the full system has few-shot pairs "
@@ -22,7 +22,6 @@ CAPTION = ("Each row is an ordinary run of the retriever and generator on the sa
            "the cache; p vs base: exact McNemar of overall correctness against the full "
            "system, Holm-adjusted.")
 GENERATORS = ["heuristic", "local:smollm2", "openai:gpt-4o-mini"]
-PERCENT = "%.2f%%"
 
 
 def sql_ablation_section(dataset: Dataset, retriever: str, *, top_k: int,
@@ -66,18 +65,11 @@ def sql_ablation_section(dataset: Dataset, retriever: str, *, top_k: int,
         st.success(ran)
     for note in report.notes:
         st.warning(note)
-    frame = report.table()
-    for column in ("Overall Acc", "EA", "Alt", "Error"):
-        frame[column] = frame[column] * 100
-    st.dataframe(frame.drop(columns=["run_id"]), hide_index=True, width="stretch",
-                 column_config={
-                     "open": st.column_config.LinkColumn("open", display_text="queries"),
-                     **{c: st.column_config.NumberColumn(format=PERCENT)
-                        for c in ("Overall Acc", "EA", "Alt", "Error")},
-                     **{c: st.column_config.NumberColumn(format="%.3f")
-                        for c in ("P50 s", "P90 s", "p vs base", "ROUGE-L")},
-                     **{c: st.column_config.NumberColumn(format="%.1f")
-                        for c in ("tokens in", "tokens out", "BLEU")}})
+    frame = shown_table(report)
+    st.dataframe(frame, hide_index=True, width="stretch", column_config={
+        "open": st.column_config.LinkColumn("open", display_text="queries"),
+        **{c: st.column_config.TextColumn(alignment="right")
+           for c in SHOWN_FORMATS if c in frame}})
     if report.shared_queries():
         st.caption(f"{len(report.shared_queries())} queries, the same for every stored "
                    f"variant; {retriever} → {generator}.")

@@ -141,6 +141,22 @@ class SqlAblation:
         return frame
 
 
+SHOWN_FORMATS = {"Overall Acc": ".2%", "EA": ".2%", "Alt": ".2%", "Error": ".2%",
+                 "P50 s": ".3f", "P90 s": ".3f", "p vs base": ".3g", "tokens in": ".1f",
+                 "tokens out": ".1f", "BLEU": ".1f", "ROUGE-L": ".3f"}
+
+
+def shown_table(report: SqlAblation) -> pd.DataFrame:
+    """Table 2 as the page shows it: numbers as text (accuracies in percent), blank where
+    a variant is not run yet or a figure cannot be measured; no run id column."""
+    from target_core.views.cells import as_text
+
+    frame = report.table()
+    frame = as_text(frame, {c: f for c, f in SHOWN_FORMATS.items() if c in frame})
+    frame["open"] = frame["open"].fillna("")
+    return frame.drop(columns=["run_id"])
+
+
 def _percentile(values: Sequence[float], q: float) -> float | None:
     if not values:
         return None
