@@ -155,8 +155,8 @@ def slice_bars(frame: pd.DataFrame, field: str = "") -> go.Figure:
     difficulty on text-to-SQL runs: GTR-T's Figure 5). Values and run names come from
     the data: escaped, since plotly renders a subset of HTML in labels."""
     names = list(dict.fromkeys(frame["name"]))
-    figure = make_subplots(rows=1, cols=max(1, len(names)), subplot_titles=names,
-                           shared_yaxes=True)
+    # each panel its own scale: recall is 0-1, BLEU 0-100 (a shared axis flattened recall)
+    figure = make_subplots(rows=1, cols=max(1, len(names)), subplot_titles=names)
     order = slice_order(set(frame["slice"])) if not frame.empty else []
     shown = [html.escape(value) for value in order]
     for i, run in enumerate(dict.fromkeys(frame["run"])):
