@@ -56,14 +56,19 @@ with st.expander("Table view (how tables become text, for token counts and previ
     view = widgets.view_picker("datasets")
 summary = resources.summary(dataset, view)
 
-metrics = st.columns(6)
-metrics[0].metric("Tables", f"{summary.n_tables:,}")
-metrics[1].metric("Queries", f"{summary.n_queries:,}")
-metrics[2].metric("Databases", f"{summary.n_databases:,}")
-metrics[3].metric("Median rows", f"{summary.tables['rows'].median():g}")
-metrics[4].metric("Median columns", f"{summary.tables['columns'].median():g}")
-metrics[5].metric("Median tokens", f"{summary.tables['tokens'].median():,.0f}",
-                  help=f"Under the view '{view.label}', counted with {summary.token_label}.")
+grids = summary.grids
+figures = [("Tables", f"{len(grids):,}", None)]
+if summary.n_passages:
+    figures.append(("Passages", f"{summary.n_passages:,}",
+                    f"Cut from {summary.n_documents:,} documents (documents.jsonl)."))
+figures += [("Queries", f"{summary.n_queries:,}", None),
+            ("Databases", f"{summary.n_databases:,}", None),
+            ("Median rows", f"{grids['rows'].median():g}" if len(grids) else "–", None),
+            ("Median columns", f"{grids['columns'].median():g}" if len(grids) else "–", None),
+            ("Median tokens", f"{summary.tables['tokens'].median():,.0f}",
+             f"Under the view '{view.label}', counted with {summary.token_label}.")]
+for column, (label, value, note) in zip(st.columns(len(figures)), figures, strict=True):
+    column.metric(label, value, help=note)
 
 wanted_section = url.read("section", "Sizes")
 section = st.segmented_control(
@@ -118,7 +123,8 @@ if section == "Sizes":
                f"{plain(summary.token_label)}.")
     biggest = summary.tables.nlargest(10, "tokens")[["table", "title", "rows", "columns",
                                                      "tokens"]]
-    st.markdown("**Largest tables under this view**")
+    st.markdown("**Largest tables under this view**" if not summary.n_passages else
+                "**Largest tables and passages under this view**")
     st.dataframe(biggest, width="stretch", hide_index=True)
 
 elif section == "Tables":

@@ -382,3 +382,5 @@ def test_the_datasets_page_shows_passages(app, monkeypatch) -> None:
     assert any("fish ladder was built in 1994" in t.value for t in at.text)
     at = app("pages/datasets.py", dataset="demo-docs")  # sizes of 175 passages
     assert not at.exception and not at.error
+    shown = {m.label: m.value for m in at.metric}  # passages are not 1 × 1 tables
+    assert (shown["Tables"], shown["Passages"], shown["Median rows"]) == ("0", "175", "–")

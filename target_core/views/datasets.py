@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from target_core.datasets.chunking import document_of, table_or_document
+from target_core.datasets.chunking import document_of, is_passage, table_or_document
 from target_core.serialize import cell_text, table_text
 from target_core.tokens import TokenCounter, get_counter
 from target_core.types import (
@@ -41,6 +41,14 @@ class DatasetSummary:
     queries: pd.DataFrame
     token_label: str
     view: TableView
+    n_passages: int = 0
+    """Of n_tables, the passages cut from documents (the rest are tables)."""
+    n_documents: int = 0
+
+    @property
+    def grids(self) -> pd.DataFrame:
+        """The rows of `tables` that are tables (rows and columns mean something)."""
+        return self.tables[self.tables["kind"] == "table"]
 
 
 def _answer_text(answer: Any) -> str:
@@ -58,6 +66,7 @@ def tables_frame(dataset: Dataset, view: TableView, counter: TokenCounter) -> pd
         "rows": [t.n_rows for t in dataset.tables],
         "columns": [t.n_cols for t in dataset.tables],
         "tokens": counter.count_many(texts),
+        "kind": ["passage" if is_passage(t) else "table" for t in dataset.tables],
     })
 
 
@@ -85,11 +94,13 @@ def summarize(dataset: Dataset, view: TableView, counter: TokenCounter | None = 
               ) -> DatasetSummary:
     """Everything the Datasets page needs for one dataset under one view."""
     counter = counter or get_counter()
+    passages = [t for t in dataset.tables if is_passage(t)]
     return DatasetSummary(
         name=dataset.name, task=dataset.task, n_tables=len(dataset.tables),
         n_queries=len(dataset.queries), n_databases=len(dataset.databases),
         tables=tables_frame(dataset, view, counter), queries=queries_frame(dataset),
-        token_label=counter.label, view=view,
+        token_label=counter.label, view=view, n_passages=len(passages),
+        n_documents=len({t.context.get("document_id") for t in passages}),
     )
 
 

@@ -10,18 +10,21 @@ _COLOR = "#2563eb"
 
 
 def size_distributions(tables: pd.DataFrame) -> go.Figure:
-    """Histograms of rows, columns and tokens per table, side by side."""
-    panels = [("rows", "Rows per table"), ("columns", "Columns per table"),
-              ("tokens", "Tokens per table")]
-    figure = make_subplots(rows=1, cols=3, subplot_titles=[title for _, title in panels])
-    for i, (column, _) in enumerate(panels, start=1):
-        values = tables[column] if column in tables else pd.Series(dtype=float)
+    """Histograms of rows and columns per table and of tokens per table (and passage,
+    when the corpus has passages: they have no rows or columns), side by side."""
+    grids = tables[tables["kind"] == "table"] if "kind" in tables else tables
+    items = "table" if len(grids) == len(tables) else "table or passage"
+    panels = [("rows", "Rows per table", grids), ("columns", "Columns per table", grids),
+              ("tokens", f"Tokens per {items}", tables)]
+    figure = make_subplots(rows=1, cols=3, subplot_titles=[title for _, title, _ in panels])
+    for i, (column, _, frame) in enumerate(panels, start=1):
+        values = frame[column] if column in frame else pd.Series(dtype=float)
         figure.add_trace(
             go.Histogram(x=values, marker_color=_COLOR, name=column, nbinsx=30,
-                         hovertemplate=f"{column}: %{{x}}<br>tables: %{{y}}<extra></extra>"),
+                         hovertemplate=f"{column}: %{{x}}<br>count: %{{y}}<extra></extra>"),
             row=1, col=i)
         figure.update_xaxes(title_text=column, row=1, col=i)
-        figure.update_yaxes(title_text="tables" if i == 1 else None, row=1, col=i)
+        figure.update_yaxes(title_text="count" if i == 1 else None, row=1, col=i)
     figure.update_layout(showlegend=False, height=320, margin={"l": 40, "r": 10, "t": 40,
                                                                 "b": 40}, bargap=0.05)
     return figure
