@@ -27,7 +27,7 @@ from pathlib import Path
 from benchmarks.page_render import render_seconds, synthetic_workspace
 from target_core.analysis.embedding_map import METHODS
 from target_core.analysis.failures import analyse_failures
-from target_core.config import PROJECT_ROOT, Settings, load_settings
+from target_core.config import Settings, load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
@@ -42,20 +42,11 @@ def seconds(work: Callable[[], object]) -> float:
 
 
 def render_map(page: str, params: dict[str, str]) -> float:
-    """One script run of `page` in AppTest that must draw the map (a caption of it)."""
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=600)
-    at.switch_page(page)
-    for key, value in params.items():
-        at.query_params[key] = value
-    started = time.perf_counter()
-    at.run()
-    elapsed = time.perf_counter() - started
-    if at.exception or at.error or not any("map of the run's vectors" in c.value
-                                           for c in at.caption):
-        raise RuntimeError(f"{page} drew no map: {at.exception or at.error or at.warning}")
-    return elapsed
+    """One script run of `page` with its map section on (the toggle), which must draw
+    the map (a caption of it)."""
+    key = "map-on-query" if page.endswith("query.py") else "map-on-failures"
+    return render_seconds(page, params, state={key: True},
+                          caption="map of the run's vectors")
 
 
 def median_seconds(work: Callable[[], object], repeats: int = 3) -> float:

@@ -41,19 +41,26 @@ def write_folder(path: Path, n_tables: int, n_queries: int) -> None:
                                      "database_id": q.database_id}) + "\n")
 
 
-def render_seconds(page: str, params: dict[str, str]) -> float:
-    """One script run of `page` in AppTest; an exception or error shown on it raises."""
+def render_seconds(page: str, params: dict[str, str], *,
+                   state: dict[str, object] | None = None, caption: str = "") -> float:
+    """One script run of `page` in AppTest, with widget `state` set beforehand (e.g. a
+    toggle on); an exception or error shown on it, or no caption holding `caption`
+    when one is asked for, raises."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=600)
     at.switch_page(page)
     for key, value in params.items():
         at.query_params[key] = value
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
     started = time.perf_counter()
     at.run()
     elapsed = time.perf_counter() - started
     if at.exception or at.error:
         raise RuntimeError(f"{page}: {at.exception or at.error[0].value}")
+    if caption and not any(caption in c.value for c in at.caption):
+        raise RuntimeError(f"{page} showed no caption with {caption!r}: {at.warning}")
     return elapsed
 
 
