@@ -14,7 +14,6 @@ from pages._ui.sql_ablation import sql_ablation_section
 from pages._ui.text import plain
 from target_core.analysis.failure_figures import ablation_bars
 from target_core.engine.ablate import SCHEMA_VARIANT, ablation_configs, has_schema_context
-from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.retrievers import EXAMPLE_SPECS, split_spec
 from target_core.types import FORMATS
@@ -23,7 +22,6 @@ from target_core.views.ablations import (
     TABLE_FORMATS,
     chosen_variants,
     load_ablation,
-    missing_variants,
     sensitivity_frame,
 )
 from target_core.views.params import unknown_message
@@ -79,24 +77,10 @@ except TargetError as exc:
     st.error(str(exc))
     st.stop()
 
-missing = missing_variants(report)
-label = (f"Run {len(missing)} missing variant(s)" if missing else "All variants are stored")
-if st.button(label, type="primary", disabled=not missing):
-    configs = ablation_configs(dataset.name, retriever,
-                               [v.variant for v in report.variants if v.run is None],
-                               top_k=top_k, limit=limit or None, seed=0)
-    try:  # one job per variant: they work on in worker processes
-        for config in configs:
-            launch_run(config, settings=resources.settings(), dataset=dataset)
-    except TargetError as exc:
-        st.error(str(exc))
-        st.stop()
-    st.session_state["ablation-ran"] = (
-        f"Launched {len(configs)} variant(s) as jobs: they work on when you leave this "
-        "page, and it redraws when they end.")
-    st.rerun()  # the sidebar, drawn before the click, then lists the new jobs
-if ran := st.session_state.pop("ablation-ran", None):
-    st.success(ran)
+jobs.launch_missing(ablation_configs(dataset.name, retriever,
+                                     [v.variant for v in report.variants if v.run is None],
+                                     top_k=top_k, limit=limit or None, seed=0),
+                    dataset, noun="variant", key="ablation-run", primary=True)
 jobs.job_list(dataset.name, key="ablation")
 
 if report.hits.empty:

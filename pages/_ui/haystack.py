@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._ui import resources, widgets
-from target_core.engine.workers import launch_run
+from pages._ui import jobs, resources, widgets
 from target_core.errors import TargetError
 from target_core.retrievers import EXAMPLE_SPECS
 from target_core.types import Dataset
@@ -55,20 +54,7 @@ def haystack_section(dataset: Dataset, retriever: str, *, top_k: int,
     except TargetError as exc:
         st.error(str(exc))
         return
-    missing = curve.missing()
-    label = f"Run {len(missing)} missing point(s)" if missing else "All points are stored"
-    if st.button(label, disabled=not missing, key="haystack-run"):
-        try:  # one job per point: they work on in worker processes
-            for config in missing:
-                launch_run(config, settings=settings, dataset=dataset)
-        except TargetError as exc:
-            st.error(str(exc))
-            return
-        st.session_state["haystack-ran"] = (
-            f"Launched {len(missing)} point(s) as jobs: the page redraws when they end.")
-        st.rerun()
-    if ran := st.session_state.pop("haystack-ran", None):
-        st.success(ran)
+    jobs.launch_missing(curve.missing(), dataset, noun="point", key="haystack-run")
     frame = curve.frame()
     k = max(curve.ks)
     if frame["run_id"].notna().any():

@@ -9,14 +9,16 @@ restart) are resumed, once per server process and workspace."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import streamlit as st
 
 from pages._ui import resources
 from pages._ui.text import plain
 from target_core.engine.jobs import Job, JobStore
-from target_core.engine.workers import cancel, resume, resume_interrupted
+from target_core.engine.workers import cancel, launch_run, resume, resume_interrupted
 from target_core.errors import TargetError
+from target_core.types import Dataset, RunConfig
 from target_core.views.links import job_link
 
 POLL_S = 2.0
@@ -118,3 +120,25 @@ def sidebar() -> None:
     _resume_at_start(str(resources.settings().workspace))
     with st.sidebar:
         job_list(key="sidebar", heading="**Jobs**")
+
+
+def launch_missing(configs: Sequence[RunConfig], dataset: Dataset, *, noun: str, key: str,
+                   primary: bool = False) -> None:
+    """A button "Run N missing NOUN(s)" (disabled, "All NOUNs are stored", when none)
+    that launches each configuration as a job; the page then runs again, so the
+    sidebar lists the new jobs, and says what was launched."""
+    label = f"Run {len(configs)} missing {noun}(s)" if configs else f"All {noun}s are stored"
+    if st.button(label, key=key, type="primary" if primary else "secondary",
+                 disabled=not configs):
+        try:  # one job each: they work on in worker processes
+            for config in configs:
+                launch_run(config, settings=resources.settings(), dataset=dataset)
+        except TargetError as exc:
+            st.error(str(exc))
+            return
+        st.session_state[f"{key}-ran"] = (
+            f"Launched {len(configs)} {noun}(s) as jobs: they work on when you leave this "
+            "page, and it redraws when they end.")
+        st.rerun()
+    if ran := st.session_state.pop(f"{key}-ran", None):
+        st.success(ran)

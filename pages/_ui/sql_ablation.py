@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._ui import resources
-from target_core.engine.workers import launch_run
+from pages._ui import jobs, resources
 from target_core.errors import TargetError
 from target_core.types import Dataset
 from target_core.views.sql_ablation import SHOWN_FORMATS, load_sql_ablation, shown_table
@@ -49,20 +48,7 @@ def sql_ablation_section(dataset: Dataset, retriever: str, *, top_k: int,
     except TargetError as exc:
         st.error(str(exc))
         return
-    missing = report.missing()
-    label = f"Run {len(missing)} missing variant(s)" if missing else "All variants are stored"
-    if st.button(label, disabled=not missing, key="sql-ablation-run"):
-        try:  # one job per variant: they work on in worker processes
-            for config in missing:
-                launch_run(config, settings=resources.settings(), dataset=dataset)
-        except TargetError as exc:
-            st.error(str(exc))
-            return
-        st.session_state["sql-ablation-ran"] = (
-            f"Launched {len(missing)} variant(s) as jobs: the page redraws when they end.")
-        st.rerun()
-    if ran := st.session_state.pop("sql-ablation-ran", None):
-        st.success(ran)
+    jobs.launch_missing(report.missing(), dataset, noun="variant", key="sql-ablation-run")
     for note in report.notes:
         st.warning(note)
     frame = shown_table(report)

@@ -17,7 +17,7 @@ from target_core.types import Dataset
 from target_core.views.links import query_link
 
 __all__ = ["ROWS_CHOICES", "TABLE_FORMATS", "ablation_variants", "load_ablation",
-           "chosen_variants", "missing_variants", "run_ablation", "sensitivity_frame"]
+           "chosen_variants", "run_ablation", "sensitivity_frame"]
 
 ROWS_CHOICES: dict[str, int | None] = {"all rows": None, "first 100 rows": 100,
                                        "first 10 rows": 10, "header only": 0}
@@ -34,11 +34,6 @@ def chosen_variants(rows: Sequence[str], formats: Sequence[str], *, schema: bool
     when none is chosen), and with `schema` the schema-context variant."""
     return ablation_variants([ROWS_CHOICES[r] for r in rows], formats or ["markdown"],
                              schema=schema)
-
-
-def missing_variants(report: AblationReport) -> list[str]:
-    """The names of the variants not run yet."""
-    return [v.variant.name for v in report.variants if v.run is None]
 
 
 def sensitivity_frame(report: AblationReport, dataset: Dataset, group: str) -> pd.DataFrame:
