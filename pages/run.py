@@ -15,7 +15,7 @@ from pages._ui.text import plain
 from target_core.engine.presets import pipeline_preset
 from target_core.errors import TargetError
 from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
-from target_core.generators.llama_server import local_label
+from target_core.generators import generator_note
 from target_core.generators.prompts import PROMPT_SETS
 from target_core.metrics.tasks import ANSWER_TASKS
 from target_core.retrievers import EXAMPLE_SPECS
@@ -98,15 +98,11 @@ if dataset.task in ANSWER_TASKS:
         generation = GenerationConfig(generator=generator, context=context,
                                       context_k=context_k or None, token_budget=budget,
                                       sql_schema=schema, prompt_set=prompts)
-        if generator == "heuristic":
-            st.caption("Generator: heuristic, an offline baseline with no model (it reads "
-                       "no prompt: the prompt set changes nothing).")
-        elif generator.startswith("local:"):
-            try:
-                st.caption(f"Generator: {plain(local_label(generator[len('local:'):]))}. "
-                           "Runs on this machine (llama.cpp inside the run's process), free.")
-            except TargetError as exc:
-                st.error(f"{generator}: {exc}")
+        try:
+            if note := generator_note(generator):
+                st.caption(f"Generator: {plain(note)}")
+        except TargetError as exc:
+            st.error(f"{generator}: {exc}")
 
 
 for spec in specs:

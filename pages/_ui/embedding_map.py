@@ -15,9 +15,9 @@ import streamlit as st
 from pages._ui import resources
 from target_core.analysis.embedding_map import (
     BORROWED_EMBEDDER,
-    LEXICAL,
     METHODS,
     NoEmbeddingsError,
+    can_borrow,
 )
 from target_core.analysis.failures import FailureReport
 from target_core.engine.haystack import with_distractors
@@ -73,7 +73,7 @@ def _ready(run: RunRecord, key: str) -> tuple[str, bool] | None:
                                    method=method)
         except NoEmbeddingsError as exc:
             st.info(str(exc).capitalize() + ".")
-            if run.config.retriever.split(":")[0] not in LEXICAL:
+            if not can_borrow(run):
                 return None
             borrow = True
             cached = map_is_cached(resources.store(), dataset, settings, run.run_id,

@@ -122,6 +122,14 @@ class MapSource:
     vectors of the same texts, stored by a dense run of the same view."""
 
 
+def can_borrow(run: RunRecord) -> bool:
+    """A lexical run (bm25, tfidf: no vectors of its own) may be mapped with
+    BORROWED_EMBEDDER's vectors of the same texts."""
+    from target_core.retrievers import RETRIEVERS
+
+    return RETRIEVERS.parse(run.config.retriever)[0].name in LEXICAL
+
+
 def map_source(run: RunRecord, settings: Settings, *, borrow: bool = False) -> MapSource:
     """The run's own Chroma collection; with `borrow`, for a lexical run, the collection
     a dense:minilm run of the same texts stores (named by the run's text fingerprint and
@@ -130,7 +138,7 @@ def map_source(run: RunRecord, settings: Settings, *, borrow: bool = False) -> M
     name = run.index_info.get("collection")
     if isinstance(name, str) and name:
         return MapSource(name, str(run.index_info.get("embedder", "")), False)
-    if borrow and run.config.retriever.split(":")[0] in LEXICAL and run.text_fingerprint:
+    if borrow and can_borrow(run) and run.text_fingerprint:
         from target_core.embeddings import get_embedder
         from target_core.vectorstore import collection_name
 

@@ -82,6 +82,22 @@ def split_generator_spec(spec: str) -> tuple[GeneratorEntry, str]:
     return GENERATORS.parse(spec)
 
 
+def generator_note(spec: str) -> str | None:
+    """What a launch form says about the generator `spec` before it runs (the offline
+    baseline, a local model's label), or None; a `local:` file that is missing raises
+    ConfigError, an unknown name UnknownNameError."""
+    entry, arg = GENERATORS.parse(spec)
+    if entry.name == "heuristic":
+        return ("heuristic, an offline baseline with no model (it reads no prompt: the "
+                "prompt set changes nothing).")
+    if entry.name == "local":
+        from target_core.generators.llama_server import local_label
+
+        return (f"{local_label(arg)}. Runs on this machine (llama.cpp inside the run's "
+                "process), free.")
+    return None
+
+
 def build_generator(spec: str, settings: Settings) -> Generator:
     """A generator for `spec`; configuration errors (e.g. no API key) raise here."""
     return GENERATORS.build(spec, settings)
@@ -89,4 +105,4 @@ def build_generator(spec: str, settings: Settings) -> Generator:
 
 __all__ = ["CONTEXT_MODES", "EXAMPLE_SPECS", "GENERATORS", "Context", "Generation",
            "GenerationRequest", "Generator", "GeneratorEntry", "TableSummary",
-           "build_generator", "split_generator_spec"]
+           "build_generator", "generator_note", "split_generator_spec"]
