@@ -132,7 +132,8 @@ class DatasetLookup(TableLookup):
     name: str
     task: str
     queries: tuple[Query, ...]
-    table_index: LazyTables
+    table_index: Mapping[TableKey, Table]
+    """The corpus index (LazyTables), or any mapping (a haystack run adds distractors)."""
     databases: Mapping[str, Path] = field(default_factory=dict)
     description: str = ""
     source: str = ""

@@ -30,10 +30,11 @@ from typing import Any
 
 from target_core.config import Settings
 from target_core.datasets import discover, load_dataset, registered_name
+from target_core.datasets.lookup import DatasetLookup
 from target_core.errors import ConfigError, DatasetError, TargetError, UnknownNameError
-from target_core.types import Dataset, Query, Table, TableKey, TableLookup
+from target_core.types import Dataset, Table, TableKey, TableLookup
 
-__all__ = ["PREFIX", "Distractors", "Haystack", "HaystackLookup", "distractor_key",
+__all__ = ["PREFIX", "Distractors", "Haystack", "distractor_key",
            "distractor_pool", "distractor_source", "draw", "haystack_distractors",
            "resolve_haystack", "source_tag", "with_distractors"]
 
@@ -252,19 +253,6 @@ class _Tables(Mapping[TableKey, Table]):
         return len(self.base) + len(self.extra)
 
 
-@dataclass(frozen=True)
-class HaystackLookup(TableLookup):
-    """A dataset (or lookup) whose `table(key)` also opens a run's distractor tables."""
-
-    name: str
-    task: str
-    queries: tuple[Query, ...]
-    table_index: _Tables
-    databases: Mapping[str, Path] = field(default_factory=dict)
-    description: str = ""
-    source: str = ""
-
-
 def with_distractors(lookup: TableLookup, haystack: str | None, settings: Settings
                      ) -> TableLookup:
     """`lookup` as the Query page needs it for a run with `haystack` (its spec): the distractors
@@ -278,7 +266,7 @@ def with_distractors(lookup: TableLookup, haystack: str | None, settings: Settin
         extra = haystack_distractors(dataset, haystack, settings).tables
     except (TargetError, OSError):
         return lookup
-    return HaystackLookup(name=dataset.name, task=dataset.task, queries=dataset.queries,
+    return DatasetLookup(name=dataset.name, task=dataset.task, queries=dataset.queries,
                           table_index=_Tables(dataset.table_index, {t.key: t for t in extra}),
                           databases=dataset.databases, description=dataset.description,
                           source=dataset.source)
