@@ -36,6 +36,7 @@ from target_core.engine.sql_ablate import (
 )
 from target_core.engine.store import RunRecord, RunStore
 from target_core.generators.sql_prompt_options import applies_to
+from target_core.metrics.downstream import generation_summary
 from target_core.types import Dataset, RunConfig
 from target_core.views.links import run_queries_link
 
@@ -111,11 +112,12 @@ class SqlAblation:
                 outcome = [v.per_query[q] for q in queries]
                 ea = sum(o["ea"] for o in outcome) / len(outcome)
                 alt = sum(o["alt"] for o in outcome) / len(outcome)
-                live = sorted(o["ms"] / 1000 for o in outcome
-                              if o["ms"] is not None and not o["cached"])
+                live = generation_summary([o["ms"] for o in outcome
+                                           if o["ms"] is not None and not o["cached"]])
                 row.update({"Overall Acc": ea + alt, "EA": ea, "Alt": alt,
                             "Error": 1 - ea - alt,
-                            "P50 s": _percentile(live, 50), "P90 s": _percentile(live, 90),
+                            "P50 s": _seconds(live.get("generation_ms_p50")),
+                            "P90 s": _seconds(live.get("generation_ms_p90")),
                             "tokens in": _mean([o["tokens_in"] for o in outcome]),
                             "tokens out": _mean([o["tokens_out"] for o in outcome]),
                             "BLEU": _mean([o["bleu"] for o in outcome]),
@@ -157,12 +159,8 @@ def shown_table(report: SqlAblation) -> pd.DataFrame:
     return frame.drop(columns=["run_id"])
 
 
-def _percentile(values: Sequence[float], q: float) -> float | None:
-    if not values:
-        return None
-    import numpy as np
-
-    return float(np.percentile(values, q))
+def _seconds(ms: float | None) -> float | None:
+    return None if ms is None else ms / 1000
 
 
 def load_sql_ablation(store: RunStore, dataset: Dataset, retriever: str, generator: str, *,
