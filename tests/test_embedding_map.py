@@ -287,6 +287,7 @@ def test_query_and_failures_pages_draw_the_map(app, tmp_path: Path) -> None:
     at.button(key="map-go-query").click().run()
     assert not at.exception and not at.warning
     assert len(at.get("plotly_chart")) == 1
+    assert not [b for b in at.button if b.key == "map-go-query"]  # asked: no button left
     assert any("t-SNE map of the run's vectors: all 4 tables" in c.value for c in at.caption)
     # the fit holds every question of the run: the Failures page reads the same file
     at = app(page="pages/failures.py", run=dense.run_id, k="1",

@@ -88,9 +88,10 @@ def _ready(run: RunRecord, key: str) -> tuple[str, bool] | None:
                    "tables on 2 cores, PCA about 2 s (mostly embedding the questions).")
         label = (f"Map it with dense:{BORROWED_EMBEDDER} vectors of the same texts "
                  f"({LABELS[method]})" if borrow else f"Compute the {LABELS[method]} map")
-        if not st.button(label, key=f"map-go-{key}"):
-            return None
-        st.session_state[asked] = True
+        if st.button(label, key=f"map-go-{key}"):
+            st.session_state[asked] = True
+            st.rerun()  # drawn again without the button and its note, with the map
+        return None
     return method, borrow
 
 
