@@ -121,11 +121,10 @@ if section == "Sizes":
     st.plotly_chart(size_distributions(summary.tables), width="stretch")
     st.caption(f"Tokens under the view '{plain(view.label)}', counted with "
                f"{plain(summary.token_label)}.")
-    biggest = summary.tables.nlargest(10, "tokens")[["table", "title", "rows", "columns",
-                                                     "tokens"]]
     st.markdown("**Largest tables under this view**" if not summary.n_passages else
                 "**Largest tables and passages under this view**")
-    st.dataframe(biggest, width="stretch", hide_index=True)
+    st.dataframe(summary.largest(10), width="stretch", hide_index=True, column_config={
+        c: st.column_config.TextColumn(alignment="right") for c in ("rows", "columns")})
 
 elif section == "Tables":
     text = st.text_input("Search tables", key="datasets-table-search",

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from target_core.config import load_settings
@@ -384,3 +385,11 @@ def test_the_datasets_page_shows_passages(app, monkeypatch) -> None:
     assert not at.exception and not at.error
     shown = {m.label: m.value for m in at.metric}  # passages are not 1 × 1 tables
     assert (shown["Tables"], shown["Passages"], shown["Median rows"]) == ("0", "175", "–")
+    largest = at.dataframe[0].value  # a passage has no rows or columns to list
+    assert len(largest) == 10 and set(largest["rows"]) == set(largest["columns"]) == {""}
+    from target_core.views.plots import size_distributions
+
+    figure = size_distributions(pd.DataFrame({"rows": [1], "columns": [1], "tokens": [9],
+                                              "kind": ["passage"]}))
+    assert [t.name for t in figure.data] == ["tokens"]
+    assert figure.layout.annotations[0].text == "Tokens per passage"

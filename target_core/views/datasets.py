@@ -50,6 +50,17 @@ class DatasetSummary:
         """The rows of `tables` that are tables (rows and columns mean something)."""
         return self.tables[self.tables["kind"] == "table"]
 
+    def largest(self, n: int = 10) -> pd.DataFrame:
+        """The `n` texts with the most tokens under the view: table, title, rows,
+        columns (blank for a passage: it has none), tokens."""
+        frame = self.tables.nlargest(n, "tokens")
+        shown = frame[["table", "title"]].copy()
+        for column in ("rows", "columns"):
+            shown[column] = [f"{v:,}" if kind == "table" else ""
+                             for v, kind in zip(frame[column], frame["kind"], strict=True)]
+        shown["tokens"] = frame["tokens"]
+        return shown
+
 
 def _answer_text(answer: Any) -> str:
     return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)

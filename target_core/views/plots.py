@@ -13,10 +13,14 @@ def size_distributions(tables: pd.DataFrame) -> go.Figure:
     """Histograms of rows and columns per table and of tokens per table (and passage,
     when the corpus has passages: they have no rows or columns), side by side."""
     grids = tables[tables["kind"] == "table"] if "kind" in tables else tables
-    items = "table" if len(grids) == len(tables) else "table or passage"
+    items = ("table" if len(grids) == len(tables) else
+             "passage" if grids.empty else "table or passage")
     panels = [("rows", "Rows per table", grids), ("columns", "Columns per table", grids),
               ("tokens", f"Tokens per {items}", tables)]
-    figure = make_subplots(rows=1, cols=3, subplot_titles=[title for _, title, _ in panels])
+    if grids.empty and not tables.empty:  # passages only: they have no rows or columns
+        panels = panels[2:]
+    figure = make_subplots(rows=1, cols=len(panels),
+                           subplot_titles=[title for _, title, _ in panels])
     for i, (column, _, frame) in enumerate(panels, start=1):
         values = frame[column] if column in frame else pd.Series(dtype=float)
         figure.add_trace(
