@@ -24,14 +24,14 @@ from collections.abc import Sequence
 from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.generators.llama_server import ServerOptions
+from target_core.llm.llama_server import ServerOptions
 from target_core.types import GenerationConfig, RunConfig
 
 _START = """
 import time
 started = time.perf_counter()
 from target_core.config import load_settings
-from target_core.generators.llama_server import ServerOptions, resolve_model, serve
+from target_core.llm.llama_server import ServerOptions, resolve_model, serve
 server = serve(resolve_model("smollm2"), ServerOptions.from_settings(load_settings()))
 print(f"{server.started_in:.3f} {time.perf_counter() - started:.3f}")
 """

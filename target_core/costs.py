@@ -107,7 +107,7 @@ def generation_cost(dataset: Dataset, generation: GenerationConfig, *, top_k: in
     instead of tables."""
     from target_core.config import load_settings
     from target_core.generators.context import prompt_view
-    from target_core.llm_client import known_window
+    from target_core.llm.servers import known_window
 
     counter = get_counter()
     k = generation.context_k or top_k

@@ -15,11 +15,12 @@ PACKAGE = ROOT / "target_core"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ground", ("types", "errors", "config", "progress")),
+    ("registry", ("registry",)),
     ("sql", ("sql",)),
     ("data", ("datasets", "serialize", "tokens", "textproc")),
     ("metrics", ("metrics",)),
-    ("components", ("registry", "embeddings", "retrievers", "generators", "vectorstore",
-                    "openai_common", "llm_client", "costs")),
+    ("llm", ("llm",)),
+    ("components", ("embeddings", "retrievers", "generators", "vectorstore", "costs")),
     ("engine", ("engine",)),
     ("benchgen", ("benchgen",)),
     ("analysis", ("analysis",)),
@@ -27,7 +28,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cli", ("cli", "__main__")),
 ]
 """Lowest first. A module may import modules of its own layer or of layers below. sql sits
-under data because the Spider and TARGET loaders read gold tables from gold SQL."""
+under data because the Spider and TARGET loaders read gold tables from gold SQL. llm is
+the one door to LLM servers, below every component that calls a model."""
 
 LAYER_OF = {top: i for i, (_, tops) in enumerate(LAYERS) for top in tops}
 
@@ -104,6 +106,39 @@ def test_the_library_never_imports_streamlit() -> None:
                  if re.search(r"^\s*(import|from)\s+streamlit\b", path.read_text(),
                               re.MULTILINE)]
     assert not offenders
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    """Top-level names of every module `path` imports, at any depth of the file."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+SERVER_DOOR = "target_core.llm.client"
+"""The one module that sends requests to LLM servers (the openai SDK lives there)."""
+
+
+def test_only_the_llm_client_talks_to_servers() -> None:
+    """Every chat and embeddings request goes through llm.client; pages and the CLI too."""
+    sources = {name: path for name, path in MODULES.items()}
+    sources |= {str(p.relative_to(ROOT)): p for p in [ROOT / "app.py", *PAGES]}
+    offenders = sorted(name for name, path in sources.items()
+                       if name != SERVER_DOOR and "openai" in _third_party_imports(path))
+    assert not offenders, f"import the openai SDK outside {SERVER_DOOR}: {offenders}"
+
+
+def test_embeddings_do_not_reach_into_generators() -> None:
+    """Embedders and generators both stand on llm/; neither reaches into the other."""
+    offenders = sorted(f"{name} -> {i}" for name in MODULES
+                       if _top(name) in ("embeddings", "generators")
+                       for i in GRAPH[name]
+                       if {_top(name), _top(i)} == {"embeddings", "generators"})
+    assert not offenders, offenders
 
 
 def test_no_module_is_too_long() -> None:

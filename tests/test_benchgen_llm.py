@@ -42,9 +42,10 @@ from target_core.benchgen.timeref import TimeRange, describe, is_relative
 from target_core.config import Settings, load_settings
 from target_core.datasets import load_dataset
 from target_core.errors import ConfigError, UnknownNameError
-from target_core.generators.cache import ResponseCache
-from target_core.generators.openai_chat import DEFAULT_MODEL, OpenAIGenerator
+from target_core.generators.openai_chat import OpenAIGenerator
 from target_core.generators.prompts import today_line
+from target_core.llm.cache import ResponseCache
+from target_core.llm.chat import DEFAULT_MODEL
 
 if TYPE_CHECKING:  # registered by tests/conftest.py (pytest_plugins)
     from fake_openai import FakeOpenAI

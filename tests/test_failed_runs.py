@@ -15,11 +15,12 @@ import pytest
 from target_core.cli.main import EXIT_RUN_FAILED, main
 from target_core.config import Settings, load_settings
 from target_core.engine.jobs import JobStore
-from target_core.engine.runner import RunFailed, generation_failure, run_retrieval
+from target_core.engine.runner import RunFailed, run_retrieval
 from target_core.engine.store import RunStore
 from target_core.engine.workers import run_worker
 from target_core.generators import GENERATORS, Generation, GenerationRequest, TableSummary
-from target_core.generators.error_classes import ERROR_CLASSES, classify_error, error_class_of
+from target_core.llm.error_classes import ERROR_CLASSES, classify_error, error_class_of
+from target_core.llm.policy import failure_reason as generation_failure
 from target_core.registry import Entry
 from target_core.types import GenerationConfig, RunConfig, Table
 

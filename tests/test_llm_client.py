@@ -17,11 +17,12 @@ from target_core.config import load_settings
 from target_core.embeddings.base import EmbeddingError
 from target_core.embeddings.openai_embedder import SPECIAL_TOKENS, OpenAIEmbedder
 from target_core.generators.base import Context, GenerationRequest
-from target_core.generators.cache import ResponseCache
 from target_core.generators.context import ContextBuilder
-from target_core.generators.openai_chat import PROMPT_MARGIN, OpenAIGenerator
+from target_core.generators.openai_chat import OpenAIGenerator
 from target_core.generators.prompts import SQL_RESPONSE_SCHEMA, build_messages
-from target_core.llm_client import retry_delay
+from target_core.llm.cache import ResponseCache
+from target_core.llm.client import retry_delay
+from target_core.llm.window import PROMPT_MARGIN
 from target_core.tokens import get_counter
 from target_core.types import Dataset, GenerationConfig, Query, RunConfig, Table, TableView
 
@@ -75,7 +76,7 @@ def test_llama_cpp_python_steps_down_once_and_is_remembered(
 
 def test_refusal_is_remembered_in_the_response_cache(tmp_path: Path,
                                                      fake_openai: FakeOpenAI) -> None:
-    from target_core import llm_client
+    from target_core.llm import client as llm_client
 
     fake_openai.llama_cpp_python = True
     fake_openai.chat_responder = lambda body: SQL_REPLY

@@ -47,8 +47,8 @@ from target_core.engine.runner import run_retrieval  # noqa: E402
 from target_core.engine.store import RunStore  # noqa: E402
 from target_core.errors import ConfigError, UnknownNameError  # noqa: E402
 from target_core.generators import build_generator  # noqa: E402
-from target_core.generators.error_classes import classify_error  # noqa: E402
-from target_core.generators.llama_server import (  # noqa: E402
+from target_core.llm.error_classes import classify_error  # noqa: E402
+from target_core.llm.llama_server import (  # noqa: E402
     LlamaServer,
     ServerOptions,
     resolve_model,

@@ -29,8 +29,7 @@ from target_core.engine.store import RunStore
 from target_core.errors import ConfigError
 from target_core.generators import Generator, build_generator
 from target_core.generators.base import Context, GenerationRequest
-from target_core.generators.cache import ResponseCache
-from target_core.generators.openai_chat import DEFAULT_MODEL, OpenAIGenerator
+from target_core.generators.openai_chat import OpenAIGenerator
 from target_core.generators.prompts import (
     FACT_SYSTEM,
     NO_CONTEXT,
@@ -41,6 +40,8 @@ from target_core.generators.prompts import (
     SUMMARY_SYSTEM,
     build_messages,
 )
+from target_core.llm.cache import ResponseCache
+from target_core.llm.chat import DEFAULT_MODEL
 from target_core.sql import ERROR_CLASSES
 from target_core.types import GenerationConfig, RunConfig, Table
 
@@ -419,7 +420,7 @@ def test_failures_are_not_cached(tmp_path: Path, fake_openai: FakeOpenAI,
 def test_server_without_response_format(tmp_path: Path, fake_openai: FakeOpenAI,
                                         model: PromptModel,
                                         caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="target_core.generators.openai_chat")
+    caplog.set_level(logging.INFO, logger="target_core.llm.chat")
     fake_openai.reject_response_format = True
     generator = make_generator(tmp_path, fake_openai, cache=ResponseCache(tmp_path / "c.db"))
     generation = generator.generate(sql_request())
@@ -735,9 +736,9 @@ def test_cache_is_per_server(tmp_path: Path) -> None:
     """The same model name on two servers is two models: no shared cached answers."""
     from fake_openai import start_fake_openai
 
-    from target_core.generators.cache import ResponseCache
     from target_core.generators.openai_chat import OpenAIGenerator
     from target_core.generators.prompts import build_messages
+    from target_core.llm.cache import ResponseCache
 
     first, second = start_fake_openai(), start_fake_openai()
     try:

@@ -113,7 +113,7 @@ def sample_draft(settings: Settings, dataset: Dataset, templates: Sequence[Templ
     (one response cache in the workspace), then `build_draft` into `workspace` (default:
     the settings')."""
     from target_core.benchgen.llm import make_judge, make_writer
-    from target_core.generators.cache import ResponseCache
+    from target_core.llm.cache import ResponseCache
 
     chosen = pick_templates(templates, dataset, database)
     cache = ResponseCache.in_workspace(settings.workspace)

@@ -13,7 +13,7 @@ question and the stored reference date resolves it (seed 002, section 2).
 The judge is the paper's first validation stage: a model asked whether the question is
 answered by exactly this SQL, with the same schema and reference date.
 
-Both talk to any OpenAI-compatible server through `OpenAIGenerator.chat_json` (cache,
+Both talk to any OpenAI-compatible server through `llm.chat.ChatModel.chat_json` (cache,
 retries of transient failures only, key scrubbing, structured output negotiated per
 server, max tokens TARGET_MAX_TOKENS_WRITER and TARGET_MAX_TOKENS_JUDGE). A failed call
 is a `Written` error or an undecided `Verdict`, never an exception; a rejected key
@@ -46,18 +46,17 @@ from target_core.benchgen.templates import Template
 from target_core.benchgen.timeref import TimeRange, describe, is_relative
 from target_core.config import Settings
 from target_core.errors import UnknownNameError
-from target_core.generators import GENERATORS
-from target_core.generators.cache import ResponseCache
 from target_core.generators.context import read_schema
-from target_core.generators.openai_chat import DEFAULT_MODEL, OpenAIGenerator
 from target_core.generators.prompts import today_line
-from target_core.registry import parse_spec
+from target_core.llm.cache import ResponseCache
+from target_core.llm.chat import ChatModel
+from target_core.llm.models import CHAT_SPECS, chat_model
 
 log = logging.getLogger(__name__)
 
 DEFAULT_QUESTIONS = 3
-WRITER_SPECS = ("template", "openai", f"openai:{DEFAULT_MODEL}", "local:smollm2")
-JUDGE_SPECS = ("round-trip", "openai", f"openai:{DEFAULT_MODEL}", "local:smollm2")
+WRITER_SPECS = ("template", *CHAT_SPECS)
+JUDGE_SPECS = ("round-trip", *CHAT_SPECS)
 
 QUESTION_SYSTEM = ("You are an expert data analyst who helps the people who use a database "
                    "understand their data.")
@@ -237,7 +236,7 @@ class LLMQuestionWriter:
     `clean_questions`, styled "llm 1", "llm 2", ...; the model's analysis is only logged
     (debug), since `Written` has no place for it."""
 
-    def __init__(self, generator: OpenAIGenerator, schema_of: SchemaOf,
+    def __init__(self, generator: ChatModel, schema_of: SchemaOf,
                  n_questions: int = DEFAULT_QUESTIONS) -> None:
         if n_questions < 1:
             raise ValueError("n_questions must be at least 1")
@@ -265,7 +264,7 @@ class LLMQuestionWriter:
 class LLMJudge:
     """The model's verdict on whether exactly this SQL answers the question."""
 
-    def __init__(self, generator: OpenAIGenerator, schema_of: SchemaOf) -> None:
+    def __init__(self, generator: ChatModel, schema_of: SchemaOf) -> None:
         self.generator = generator
         self.schema_of = schema_of
         self.spec = generator.spec
@@ -286,27 +285,6 @@ class LLMJudge:
 
 # --- factories ----------------------------------------------------------------------------
 
-def _openai_model(spec: str) -> str | None:
-    """The model of an `openai[:MODEL]` spec (the openai generator's), or None for
-    another family."""
-    parsed = parse_spec(spec)
-    return GENERATORS.get("openai").paid_model(parsed.arg) if parsed.name == "openai" else None
-
-
-def _model_client(spec: str, settings: Settings,
-                  cache: ResponseCache | None) -> OpenAIGenerator | None:
-    """The chat client an `openai[:MODEL]` or `local:...` spec names, or None for another
-    family."""
-    parsed = parse_spec(spec)
-    if parsed.name == "local":
-        from target_core.generators.local_llm import local_generator
-
-        return local_generator(parsed.arg, settings, cache=cache)
-    if (model := _openai_model(spec)) is None:
-        return None
-    return OpenAIGenerator(settings, model, cache=cache)
-
-
 def make_writer(spec: str, settings: Settings, databases: Mapping[str, Path], *,
                 cache: ResponseCache | None = None,
                 n_questions: int = DEFAULT_QUESTIONS) -> QuestionWriter:
@@ -316,7 +294,7 @@ def make_writer(spec: str, settings: Settings, databases: Mapping[str, Path], *,
     spec = spec.strip()
     if spec == "template":
         return TemplateWriter()
-    if (client := _model_client(spec, settings, cache)) is None:
+    if (client := chat_model(spec, settings, cache=cache)) is None:
         raise UnknownNameError("question writer", spec, WRITER_SPECS)
     return LLMQuestionWriter(client, schema_lookup(databases), n_questions)
 
@@ -327,7 +305,7 @@ def make_judge(spec: str, settings: Settings, databases: Mapping[str, Path], *,
     spec = spec.strip()
     if spec == "round-trip":
         return RoundTripJudge()
-    if (client := _model_client(spec, settings, cache)) is None:
+    if (client := chat_model(spec, settings, cache=cache)) is None:
         raise UnknownNameError("question judge", spec, JUDGE_SPECS)
     return LLMJudge(client, schema_lookup(databases))
 

@@ -217,7 +217,7 @@ def query_answer(task: str, generation: dict[str, Any] | None, metrics: dict[str
     (for text-to-SQL, the SQL written and the database it was run on), why the
     generation failed (error class and the error, whole), and the task's per-query
     answer score; all None for a query without a generation."""
-    from target_core.generators.error_classes import error_class_of
+    from target_core.llm.error_classes import error_class_of
     from target_core.metrics.tasks import task_rules
 
     generation = generation or {}

@@ -5,7 +5,7 @@ embedding GGUF files, ...), or `local/smollm2`: the bundled SmolLM2-135M chat mo
 mean-pooled. SmolLM2 is not an embedding model; its vectors exercise the embeddings
 protocol end to end (tests, trying a dense pipeline offline), not retrieval quality.
 
-The server (generators.llama_server, embeddings on, mean pooling) starts on `load` or
+The server (llm.llama_server, embeddings on, mean pooling) starts on `load` or
 the first `embed`, never when the embedder is built, so naming the spec costs nothing;
 then the OpenAI embeddings client (openai_embedder.OpenAIEmbedder) talks to it.
 llama.cpp embeds an input in one batch, which this server makes as large as a slot's
@@ -26,8 +26,8 @@ import numpy as np
 from target_core.config import Settings
 from target_core.embeddings.base import Kind
 from target_core.embeddings.openai_embedder import SPECIAL_TOKENS, OpenAIEmbedder
-from target_core.generators.llama_server import ServerOptions, resolve_model, serve
-from target_core.generators.local_llm import LOCAL_API_KEY, LOCAL_TIMEOUT
+from target_core.llm.llama_server import ServerOptions, resolve_model, serve
+from target_core.llm.local import LOCAL_API_KEY, LOCAL_TIMEOUT
 from target_core.progress import Progress, no_progress
 
 BATCH_SIZE = 16

@@ -4,7 +4,7 @@ Spec `openai` or `openai/MODEL` (default text-embedding-3-small). The key comes 
 OPENAI_API_KEY and the server from OPENAI_BASE_URL, or from the `base_url=` and
 `api_key=` arguments (a caller with its own server passes them). The key is never
 logged, stored, put in a message or in the fingerprint. Requests go through
-`target_core.llm_client.LLMClient`, as the chat generator's: TARGET_OPENAI_TIMEOUT and
+`target_core.llm.client.LLMClient`, as the chat generator's: TARGET_OPENAI_TIMEOUT and
 TARGET_OPENAI_RETRIES apply, only transient failures are sent again, a timed-out request
 never is, and the server's message is kept whole.
 
@@ -39,8 +39,9 @@ import numpy as np
 from target_core.config import Settings
 from target_core.embeddings.base import EmbeddingError, Kind, check_texts, normalize_rows
 from target_core.errors import ConfigError
-from target_core.llm_client import CallFailed, LLMClient, is_openai
-from target_core.openai_common import ServerCounter
+from target_core.llm.client import CallFailed, LLMClient
+from target_core.llm.servers import is_openai
+from target_core.llm.window import ServerCounter
 from target_core.progress import Progress, no_progress
 from target_core.tokens import TokenCounter, get_counter
 

@@ -8,7 +8,7 @@ answers a JSON object {"reason": ..., "rating": 0 or 1}.
 Judges (`make_truth_judge(spec)`):
 
 * `openai[:MODEL]`, `local:smollm2` / `local:PATH.gguf`: a model through
-  `OpenAIGenerator.chat_json` (the generators' client: response cache, retries of
+  `llm.chat.ChatModel.chat_json` (the one LLM door: response cache, retries of
   transient failures, structured output negotiated per server, max tokens
   TARGET_MAX_TOKENS_JUDGE), as the benchmark builder's judge.
 * `heuristic`: an offline stand-in with no model, labelled as such: 1 when the answer
@@ -36,15 +36,15 @@ from typing import Any, Protocol
 from target_core.config import Settings
 from target_core.engine.store import RunStore
 from target_core.errors import TargetError, UnknownNameError
+from target_core.llm.models import CHAT_SPECS
 from target_core.metrics.answers import answer_text
 from target_core.metrics.gtr import TRUTH_RUBRIC, rouge_scores
 from target_core.metrics.tasks import reference_of
-from target_core.registry import parse_spec
 from target_core.types import Dataset
 
 log = logging.getLogger(__name__)
 
-JUDGE_SPECS = ("heuristic", "openai", "openai:gpt-4o-mini", "local:smollm2")
+JUDGE_SPECS = ("heuristic", *CHAT_SPECS)
 HEURISTIC_LABEL = ("heuristic (offline stand-in, no model: 1 when the answer holds at "
                    "least half the reference's words, ROUGE-1 recall >= 0.5)")
 TRUTH_SYSTEM = "You rate the answers of a question-answering system for truthfulness."
@@ -146,23 +146,13 @@ class LLMTruthJudge:
 
 def make_truth_judge(spec: str, settings: Settings) -> TruthJudge:
     """`heuristic`, `openai[:MODEL]` or `local:...`; no API key is a ConfigError here."""
-    from target_core.generators.cache import ResponseCache
+    from target_core.llm.models import chat_model
 
-    spec = spec.strip()
-    if spec == "heuristic":
+    if spec.strip() == "heuristic":
         return HeuristicTruthJudge()
-    parsed = parse_spec(spec)
-    cache = ResponseCache.in_workspace(settings.workspace)
-    if parsed.name == "local":
-        from target_core.generators.local_llm import local_generator
-
-        return LLMTruthJudge(local_generator(parsed.arg, settings, cache=cache))
-    if parsed.name == "openai":
-        from target_core.generators.openai_chat import DEFAULT_MODEL, OpenAIGenerator
-
-        return LLMTruthJudge(OpenAIGenerator(settings, parsed.arg or DEFAULT_MODEL,
-                                             cache=cache))
-    raise UnknownNameError("truthfulness judge", spec, JUDGE_SPECS)
+    if (model := chat_model(spec, settings)) is None:
+        raise UnknownNameError("truthfulness judge", spec, JUDGE_SPECS)
+    return LLMTruthJudge(model)
 
 
 @dataclass(frozen=True)
@@ -243,11 +233,12 @@ def launch_judge(run_id: str, judge: str, settings: Settings, *,
     and the judge's family first (nothing started on a TargetError). Returns the Job."""
     from target_core.engine.jobs import JobStore
     from target_core.engine.workers import spawn_worker
+    from target_core.llm.models import chat_family
 
     run = RunStore.in_workspace(settings.workspace).get_run(run_id)
     if run.config.generation is None:
         raise JudgeRunError(f"run {run_id} has no generated answers to judge")
-    if judge.strip() != "heuristic" and parse_spec(judge).name not in ("openai", "local"):
+    if judge.strip() != "heuristic" and chat_family(judge) is None:
         raise UnknownNameError("truthfulness judge", judge, JUDGE_SPECS)
     jobs = JobStore.in_workspace(settings.workspace)
     job = jobs.create_job("judge", {"dataset": run.config.dataset, "run_id": run_id,

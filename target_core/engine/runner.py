@@ -23,7 +23,6 @@ import logging
 import platform
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -35,8 +34,8 @@ from target_core.engine.haystack import Distractors, haystack_distractors, resol
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import Cancelled, ConfigError, TargetError
 from target_core.generators import Generator, build_generator
-from target_core.generators.error_classes import classify_error
 from target_core.generators.prompts import prompt_set
+from target_core.llm.policy import failure_reason
 from target_core.metrics.documents import ranked_units, unit_rank
 from target_core.metrics.retrieval import (
     QueryOutcome,
@@ -138,29 +137,6 @@ def run_metrics(store: RunStore, run: RunRecord, dataset: Dataset) -> dict[str, 
     return metrics
 
 
-def generation_failure(errors: Sequence[tuple[str, str, str | None]], n_generated: int,
-                       max_share: float) -> str | None:
-    """Why a finished run counts as failed, or None when it is complete.
-
-    `errors` are (query_id, error, error class or None) of the failed generations
-    (RunStore.generation_errors), out of `n_generated`. The run fails when all of them
-    failed, or when more than `max_share` of them did (TARGET_MAX_FAILED_GENERATIONS).
-    The reason counts the failures by class and quotes the first error whole.
-    """
-    n_failed = len(errors)
-    if not n_generated or not n_failed:
-        return None
-    if n_failed < n_generated and n_failed <= max_share * n_generated:
-        return None
-    classes = Counter(kind or classify_error(error) for _, error, kind in errors)
-    kinds = ", ".join(f"{kind} {count}" for kind, count in classes.most_common())
-    share = ("" if n_failed == n_generated else
-             f", more than the {max_share:.0%} TARGET_MAX_FAILED_GENERATIONS allows")
-    query_id, error, _ = errors[0]
-    return (f"{n_failed} of {n_generated} generations failed ({kinds}){share}; "
-            f"the first, query {query_id}: {error}")
-
-
 def _generator_for(config: RunConfig, dataset: Dataset, settings: Settings
                    ) -> Generator | None:
     if config.generation is None:
@@ -219,9 +195,9 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
         n_new = _execute(config, dataset, retriever, generator, queries, store, run, progress,
                          batch_size, settings, distractors)
         metrics = run_metrics(store, run, dataset)
-        failed = generation_failure(store.generation_errors(run.run_id),
-                                    int(metrics.get("n_generated", 0)),
-                                    settings.max_failed_generations)
+        failed = failure_reason(store.generation_errors(run.run_id),
+                                int(metrics.get("n_generated", 0)),
+                                settings.max_failed_generations)
         store.finish_run(run.run_id, metrics, failed=failed)
         if failed:
             log.warning("run %s failed: %s", run.run_id, failed)

@@ -39,22 +39,22 @@ def _plugin(arg: str, settings: Settings) -> Generator:
 
 def _openai_model(arg: str) -> str:
     """openai[:MODEL]: the chat model, default gpt-4o-mini."""
-    from target_core.generators.openai_chat import DEFAULT_MODEL
+    from target_core.llm.chat import DEFAULT_MODEL
 
     return arg or DEFAULT_MODEL
 
 
 def _openai(arg: str, settings: Settings) -> Generator:
-    from target_core.generators.cache import ResponseCache
     from target_core.generators.openai_chat import OpenAIGenerator
+    from target_core.llm.cache import ResponseCache
 
     return OpenAIGenerator(settings, _openai_model(arg),
                            cache=ResponseCache.in_workspace(settings.workspace))
 
 
 def _local(arg: str, settings: Settings) -> Generator:
-    from target_core.generators.cache import ResponseCache
     from target_core.generators.local_llm import local_generator
+    from target_core.llm.cache import ResponseCache
 
     return local_generator(arg, settings, cache=ResponseCache.in_workspace(settings.workspace))
 
@@ -91,7 +91,7 @@ def generator_note(spec: str) -> str | None:
         return ("heuristic, an offline baseline with no model (it reads no prompt: the "
                 "prompt set changes nothing).")
     if entry.name == "local":
-        from target_core.generators.llama_server import local_label
+        from target_core.llm.llama_server import local_label
 
         return (f"{local_label(arg)}. Runs on this machine (llama.cpp inside the run's "
                 "process), free.")

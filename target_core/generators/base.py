@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from target_core.generators.error_classes import classify_error
+from target_core.llm.error_classes import classify_error
 
 # Defined beside GenerationConfig, which checks it; re-exported for `generators`.
 from target_core.types import CONTEXT_MODES as CONTEXT_MODES

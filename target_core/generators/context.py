@@ -29,13 +29,13 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from target_core.datasets.chunking import is_passage
 from target_core.errors import TargetError
 from target_core.generators.base import Column, Context, SchemaTable
+from target_core.llm.window import PromptLimit
 from target_core.serialize import context_lines, table_text
 from target_core.tokens import TokenCounter
 from target_core.types import Dataset, GenerationConfig, Query, Table, TableKey, TableView
@@ -44,20 +44,6 @@ log = logging.getLogger(__name__)
 
 VALUES_PER_COLUMN = 200
 """Distinct values read per text column (value linking, as CHESS does; not in the prompt)."""
-
-
-@dataclass(frozen=True)
-class PromptLimit:
-    """What a model's context window leaves for one prompt (all its messages)."""
-
-    tokens: int
-    """window - reply_tokens - margin: the most tokens the messages may hold."""
-    window: int
-    reply_tokens: int
-    counter: TokenCounter
-    """Counts as the model does where the server says how (else tiktoken's)."""
-    source: str = ""
-    """Where the window came from ("the server's /props", "TARGET_CONTEXT_WINDOW", ...)."""
 
 
 PromptLimiter = Callable[[str], "PromptLimit | None"]

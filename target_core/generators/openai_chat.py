@@ -1,79 +1,29 @@
 """Generation with OpenAI or any OpenAI-compatible chat server (vLLM, Ollama, llama.cpp).
 
 Spec `openai` or `openai:MODEL` (default gpt-4o-mini), temperature 0 as TARGET. The
-server and key come from settings (OPENAI_BASE_URL, OPENAI_API_KEY), or from the
-`base_url=` and `api_key=` arguments (a caller with its own server, such as the `local:`
-models, passes them and leaves the settings alone). The key is never logged, stored or
-put into a message. Every call goes through `target_core.llm_client.LLMClient`: its own
-retries of transient failures only (TARGET_OPENAI_RETRIES), no re-send of a request
-that timed out (TARGET_OPENAI_TIMEOUT), the server's message whole. What still fails
-becomes `Generation.error` on that query and the run goes on; only a rejected key (HTTP
-401) stops the run, since every other query would fail the same way.
-
-Each task sends its `max_tokens` (TARGET_MAX_TOKENS_QA, _FACT, _SQL, _SUMMARY, _WRITER,
-_JUDGE); a reply the server cut there (finish_reason "length") is kept and marked
-`truncated`. The context window comes from the server where it says (llama.cpp's /props,
-the models list), else OpenAI's known windows, else TARGET_CONTEXT_WINDOW;
-`prompt_limit(task)` tells the context builder what the window leaves for the prompt,
-counted with llama.cpp's own tokenizer where the server has one (else tiktoken, with 15%
-kept spare since another model's tokenizer may count more). Requests in flight
-(`concurrency`) are TARGET_GENERATION_CONCURRENCY capped by the server's slots; unset,
-the slots, else 1 for a server on this machine, else 4.
-
-Structured output (text-to-SQL, summaries, `chat_json`) is negotiated per server and
-model: strict json_schema, then json_object with the schema, then the prompt alone; a
-refusal steps down once and is remembered for the process and in the response cache.
-The model id the server answers with is kept on each Generation (`served_model`); one
-that is not the model asked for is logged once. Replies are cached under (server,
-model, max tokens, messages, response format), hashed: a rerun costs nothing. A cached
-reply that used all its max tokens counts as truncated.
+generator is a `llm.chat.ChatModel` (the one door to servers: client, window, cache,
+negotiation) that answers the Generator protocol: TARGET's prompts in, an answer, a
+label or a SQL query out (`generate`), and a table's name and summary (`summarize`,
+the summary retriever's). What fails becomes `Generation.error` on that query and the
+run goes on; only a rejected key (HTTP 401) stops the run.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from target_core.config import MAX_TOKENS, Settings
-from target_core.errors import ConfigError
 from target_core.generators.base import Generation, GenerationRequest, TableSummary, first_rows
-from target_core.generators.cache import CachedReply, ResponseCache, cache_key
-from target_core.generators.context import PromptLimit
-from target_core.generators.prompts import (
-    SQL_RESPONSE_SCHEMA,
-    parse_json_object,
-    summary_messages,
-)
-from target_core.llm_client import (
-    FORMAT_STEPS,
-    CallFailed,
-    ChatReply,
-    FormatRejected,
-    LLMClient,
-    format_step,
-    is_local,
-    is_openai,
-    learned_window,
-    refuse_format,
-    response_format,
-    same_model,
-)
-from target_core.openai_common import ServerCounter
+from target_core.generators.prompts import SQL_RESPONSE_SCHEMA, summary_messages
+from target_core.llm.chat import ChatModel, parse_json_object
+from target_core.llm.client import CallFailed
 from target_core.serialize import table_text
-from target_core.tokens import TokenCounter, get_counter
 from target_core.types import Table, TableView
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "gpt-4o-mini"
-PROMPT_MARGIN = 64
-"""Tokens kept free beyond the prompt and the reply: the chat template's role markers."""
-FOREIGN_COUNT_SHARE = 0.85
-"""Share of the window used when counts come from tiktoken for another model."""
 SUMMARY_SCHEMA: dict[str, Any] = {
     "name": "table_summary", "strict": True,
     "schema": {"type": "object", "additionalProperties": False,
@@ -88,116 +38,8 @@ def table_summary_messages(table: Table, rows: int) -> tuple[dict[str, str], ...
     return summary_messages(table_text(first_rows(table, rows), TableView(table_id=True)))
 
 
-@dataclass(frozen=True)
-class JsonReply:
-    """A JSON object asked of the model (`chat_json`), or why there is none.
-
-    `data` is None exactly when `error` is set; the error is safe to show (no key).
-    """
-
-    data: dict[str, Any] | None
-    error: str | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    cached: bool = False
-    truncated: bool = False
-    served_model: str | None = None
-
-
-class OpenAIGenerator:
-    """Chat completions on an OpenAI-compatible server (see the module docstring)."""
-
-    def __init__(self, settings: Settings, model: str = DEFAULT_MODEL, *,
-                 cache: ResponseCache | None = None, timeout: float | None = None,
-                 max_retries: int | None = None, concurrency: int | None = None,
-                 base_url: str | None = None, api_key: str | None = None,
-                 max_tokens: Mapping[str, int] | None = None,
-                 context_window: int | None = None, cache_identity: str | None = None
-                 ) -> None:
-        """`cache_identity` names the model in the response cache (default: the server's
-        URL and the model): a caller whose server changes port per process (`local:`)
-        passes the model file's identity, so a rerun reuses its replies."""
-        key = api_key or settings.openai_api_key
-        if not key:
-            raise ConfigError(
-                "the openai generator needs an API key: set OPENAI_API_KEY (for a local "
-                "OpenAI-compatible server that ignores keys, any non-empty value), and "
-                "OPENAI_BASE_URL to use a compatible server such as vLLM, Ollama or "
-                "llama.cpp (e.g. http://localhost:11434/v1)")
-        self.model = model
-        self.spec = f"openai:{model}"
-        self.client = LLMClient(base_url or settings.openai_base_url, key,
-                                timeout=timeout or settings.openai_timeout,
-                                retries=(settings.openai_retries if max_retries is None
-                                         else max_retries))
-        self.base_url = self.client.base_url
-        self.cache_identity = cache_identity or f"{self.base_url}|{self.model}"
-        self.label = f"{model} (OpenAI-compatible, {self.server})"
-        self.timeout = self.client.timeout
-        self.max_retries = self.client.retries
-        self.max_tokens = {**MAX_TOKENS, **settings.max_tokens, **(max_tokens or {})}
-        self.cache = cache
-        self._asked_concurrency = concurrency or settings.generation_concurrency
-        self._concurrency: int | None = None
-        self._default_window = context_window or settings.context_window
-        self._token_timeout = settings.token_timeout
-        self._lock = threading.Lock()
-        self._formats_read = False
-        self._served_warned = False
-        self.served_model: str | None = None
-        """The model id of the server's last reply."""
-
-    def __repr__(self) -> str:
-        return f"OpenAIGenerator(model={self.model!r}, server={self.server!r})"
-
-    @property
-    def server(self) -> str:
-        return self.client.server
-
-    @property
-    def concurrency(self) -> int:
-        """Requests in flight at once (asks the server for its slots the first time)."""
-        if self._concurrency is None:
-            slots = self.client.probe(self.model).slots
-            asked = self._asked_concurrency
-            if asked is None:
-                asked = slots or (1 if is_local(self.base_url) else 4)
-            self._concurrency = max(1, min(asked, slots) if slots else asked)
-        return self._concurrency
-
-    @concurrency.setter
-    def concurrency(self, value: int) -> None:
-        self._concurrency = value
-
-    # --- the context window -----------------------------------------------------------------
-
-    def prompt_limit(self, task: str) -> PromptLimit:
-        """What the window leaves for a `task` prompt (see the module docstring)."""
-        info = self.client.probe(self.model)
-        learned = learned_window(self.base_url, self.model)
-        window = learned or info.context_window or self._default_window
-        source = ("the server's error message" if learned else info.window_source
-                  if info.context_window else "TARGET_CONTEXT_WINDOW")
-        reply = self.max_tokens.get(task, MAX_TOKENS["qa"])
-        room = window - reply - PROMPT_MARGIN
-        fallback = get_counter(timeout=self._token_timeout)
-        if info.tokenize:
-            counter: TokenCounter = ServerCounter(self.client, fallback)
-        else:
-            counter = fallback
-            if not is_openai(self.base_url):
-                room = int(room * FOREIGN_COUNT_SHARE)
-        return PromptLimit(max(0, room), window, reply, counter, source)
-
-    def run_details(self) -> dict[str, Any]:
-        """What a run records about the server: the context window and where it came
-        from, slots, and the models it lists."""
-        info = self.client.probe(self.model)
-        return {"context_window": learned_window(self.base_url, self.model)
-                or info.context_window or self._default_window,
-                "server_slots": info.slots, "server_models": list(info.models)}
-
-    # --- the protocol ---------------------------------------------------------------------
+class OpenAIGenerator(ChatModel):
+    """The Generator protocol on a ChatModel: TARGET's prompts in, answers out."""
 
     def generate(self, request: GenerationRequest) -> Generation:
         started = time.perf_counter()
@@ -241,99 +83,6 @@ class OpenAIGenerator:
         error = None if summary else ("the reply has no 'table_summary'"
                                       + self._cut_note(reply, "summary"))
         return TableSummary(name=name, summary=summary, error=error)
-
-    # --- other callers (benchmark builder) --------------------------------------------------
-
-    def chat_json(self, messages: Sequence[Mapping[str, str]], *,
-                  schema: Mapping[str, Any] | None = None, task: str = "writer") -> JsonReply:
-        """One JSON object from the model, through the same cache, retries and negotiation.
-
-        `schema` is an OpenAI `json_schema` entry ({"name", "strict", "schema"}); without
-        it the server is only asked for some JSON object. `task` names the max tokens
-        (TARGET_MAX_TOKENS_WRITER, _JUDGE, ...). A failed call or a reply with no JSON
-        object in it is an error, never an exception (a rejected key still raises
-        ConfigError, as in `generate`).
-        """
-        try:
-            reply, cached = self._complete(messages, task, schema=schema, structured=True)
-        except CallFailed as exc:
-            return JsonReply(None, str(exc))
-        data = parse_json_object(reply.content)
-        error = None if data is not None else ("the reply is not a JSON object"
-                                               + self._cut_note(reply, task))
-        return JsonReply(data, error, reply.tokens_in, reply.tokens_out, cached,
-                         reply.truncated, reply.served_model)
-
-    # --- calls ----------------------------------------------------------------------------
-
-    def _complete(self, messages: Sequence[Mapping[str, str]], task: str, *,
-                  schema: Mapping[str, Any] | None, structured: bool
-                  ) -> tuple[ChatReply, bool]:
-        """The reply and whether it came from the cache; steps down the structured-output
-        ladder when the server refuses a format (once per server and model)."""
-        max_tokens = self.max_tokens.get(task, MAX_TOKENS["qa"])
-        self._read_formats()
-        step = format_step(self.base_url, self.model) if structured else len(FORMAT_STEPS) - 1
-        if schema is None and structured:
-            step = max(step, FORMAT_STEPS.index("json_object"))
-        while True:
-            form = response_format(step, schema)
-            # the server is part of the model's identity: "llama3" on Ollama and vLLM differ
-            key = cache_key(f"{self.cache_identity}|max{max_tokens}", messages, form)
-            if self.cache is not None and (hit := self.cache.get(key)) is not None:
-                out = hit.tokens_out
-                return ChatReply(hit.content, hit.tokens_in, out,
-                                 "length" if out is not None and out >= max_tokens
-                                 else "stop"), True
-            try:
-                reply = self.client.chat(messages, model=self.model, max_tokens=max_tokens,
-                                         response_format=form)
-            except FormatRejected as exc:
-                refuse_format(self.base_url, self.model, step)
-                self._write_formats()
-                log.info("%s refuses response_format %s (%s); asking with %s from now on",
-                         self.server, FORMAT_STEPS[step], exc, FORMAT_STEPS[step + 1])
-                step = format_step(self.base_url, self.model)
-                continue
-            self._check_served(reply)
-            if self.cache is not None:
-                self.cache.put(key, self.model, CachedReply(reply.content, reply.tokens_in,
-                                                            reply.tokens_out))
-            return reply, False
-
-    def _check_served(self, reply: ChatReply) -> None:
-        self.served_model = reply.served_model or self.served_model
-        if same_model(self.model, reply.served_model) or self._served_warned:
-            return
-        self._served_warned = True
-        log.warning("%s answered with model %r, not %r as asked; each query records the "
-                    "model that answered", self.server, reply.served_model, self.model)
-
-    def _cut_note(self, reply: ChatReply, task: str) -> str:
-        if not reply.truncated:
-            return ""
-        return (f"; the reply was cut at {self.max_tokens.get(task)} tokens "
-                f"(raise TARGET_MAX_TOKENS_{task.upper()})")
-
-    # the negotiated step outlives the process in the response cache, under its own key
-    def _formats_key(self) -> str:
-        return cache_key(f"{self.cache_identity}|response_format", [], None)
-
-    def _read_formats(self) -> None:
-        with self._lock:
-            if self._formats_read or self.cache is None:
-                return
-            self._formats_read = True
-            stored = self.cache.get(self._formats_key())
-        if stored is not None and stored.content.isdigit():
-            refused = int(stored.content)
-            if 0 < refused < len(FORMAT_STEPS):
-                refuse_format(self.base_url, self.model, refused - 1)
-
-    def _write_formats(self) -> None:
-        if self.cache is not None:
-            step = format_step(self.base_url, self.model)
-            self.cache.put(self._formats_key(), self.model, CachedReply(str(step), None, None))
 
 
 def _ms(started: float) -> float:

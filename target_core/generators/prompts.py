@@ -27,7 +27,6 @@ heuristic generators read no prompt, so the set changes nothing for them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -238,23 +237,3 @@ def build_messages(task: str, query: str, context_text: str, *, no_context: bool
 def summary_messages(table_text: str) -> tuple[dict[str, str], ...]:
     return ({"role": "system", "content": SUMMARY_SYSTEM},
             {"role": "user", "content": SUMMARY_INSTRUCTION.format(table_contents=table_text)})
-
-
-def parse_json_object(text: str) -> dict[str, Any] | None:
-    """The JSON object in a model's reply: the whole text, a ```json fence, or the
-    outermost {...}; None when there is none."""
-    candidates = [text.strip()]
-    if "```" in text:
-        for block in text.split("```")[1::2]:
-            candidates.append(block.removeprefix("json").strip())
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start:end + 1])
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except (ValueError, TypeError):
-            continue
-        if isinstance(value, dict):
-            return value
-    return None

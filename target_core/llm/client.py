@@ -40,10 +40,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 from target_core.errors import ConfigError
-from target_core.openai_common import DEFAULT_BASE_URL, scrub, server_label
+from target_core.llm.servers import (
+    DEFAULT_BASE_URL,
+    is_openai,
+    known_window,
+    scrub,
+    server_label,
+)
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +60,6 @@ MAX_WAIT = 60.0
 """The longest retry-after honoured, in seconds."""
 FORMAT_STEPS = ("json_schema", "json_object", "prompt")
 """Structured-output steps, strictest first."""
-KNOWN_WINDOWS = {"gpt-4o": 128_000, "gpt-4o-mini": 128_000, "gpt-4.1": 1_047_576,
-                 "gpt-4.1-mini": 1_047_576, "gpt-4.1-nano": 1_047_576, "gpt-4-turbo": 128_000,
-                 "gpt-3.5-turbo": 16_385, "o3-mini": 200_000, "o4-mini": 200_000}
-"""Context windows of OpenAI's chat models (a dated snapshot takes its family's)."""
 _REJECTS_FORMAT = re.compile(r"response_format|json_schema|json_object|schema", re.I)
 _WINDOW_IN_MESSAGE = re.compile(
     r"(?:context window of|maximum context length is|context size(?: is)?|n_ctx\W+)\s*(\d{3,})",
@@ -107,32 +108,6 @@ class ServerInfo:
     llama_cpp: bool = False
     models: tuple[str, ...] = ()
     """Ids the models list names."""
-
-
-def is_local(base_url: str) -> bool:
-    """The server runs on this machine (loopback)."""
-    host = urlsplit(base_url).hostname or ""
-    return host in ("localhost", "::1") or host.startswith("127.")
-
-
-def is_openai(base_url: str) -> bool:
-    return (urlsplit(base_url).hostname or "") == "api.openai.com"
-
-
-def known_window(model: str) -> int | None:
-    """OpenAI's window for `model` or its dated snapshot (gpt-4o-mini-2024-07-18)."""
-    for name in sorted(KNOWN_WINDOWS, key=len, reverse=True):
-        if model == name or model.startswith(name + "-"):
-            return KNOWN_WINDOWS[name]
-    return None
-
-
-def same_model(asked: str, served: str | None) -> bool:
-    """The served id names the model asked for (OpenAI answers with a dated snapshot;
-    llama.cpp may answer with the file's path)."""
-    if not served:
-        return True
-    return served == asked or served.startswith(asked + "-") or served.endswith("/" + asked)
 
 
 _FORMATS: dict[tuple[str, str], int] = {}
