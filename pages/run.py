@@ -27,7 +27,13 @@ from target_core.types import (
     GenerationConfig,
     RunConfig,
 )
-from target_core.views.runs import answers_label, failed_notes, launch_notes, runs_table
+from target_core.views.runs import (
+    answers_label,
+    failed_notes,
+    fallback_notes,
+    launch_notes,
+    runs_table,
+)
 
 shell.frame()
 dataset = widgets.dataset_or_stop(widgets.pick_dataset())
@@ -146,6 +152,8 @@ if not runs:
 else:
     for note in failed_notes(runs):
         st.error(note)
+    for note in fallback_notes(runs):
+        st.warning(plain(note))
     frame = runs_table(runs).drop(columns=["dataset"])
     st.dataframe(frame, hide_index=True, width="stretch", column_config={
         "open": st.column_config.LinkColumn("drill down", display_text="queries"),

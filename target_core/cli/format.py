@@ -23,6 +23,15 @@ def run_summary(record: Any) -> dict[str, Any]:
             "n_queries": record.n_queries, "metrics": record.metrics}
 
 
+def run_notes(record: Any) -> list[tuple[str, str]]:
+    """(label, sentence) lines `show` prints under a run: its error, then each LLM step
+    whose failed calls fell back (retrievers.llm_calls)."""
+    from target_core.retrievers.llm_calls import llm_call_notes
+
+    notes = [("error", record.error)] if record.error else []
+    return notes + [("fallback", note) for note in llm_call_notes(record.index_info)]
+
+
 class ProgressBar:
     """A one-line progress bar on stderr (only when stderr is a terminal or forced)."""
 

@@ -62,11 +62,22 @@ HYSE_INSTRUCTION = (
 indentation removed; the last sentence is ours: TARGET got the object from instructor."""
 
 _CELL_SCHEMA = {"anyOf": [{"type": "string"}, {"type": "number"}]}
-HYSE_SCHEMA: dict[str, Any] = {
-    "name": "hypothetical_schemas", "strict": True,
-    "schema": {"type": "object", "additionalProperties": False, "required": ["schemas"],
-               "properties": {"schemas": {"type": "array", "items": {
-                   "type": "array", "items": {"type": "array", "items": _CELL_SCHEMA}}}}}}
+MAX_COLUMNS = 10
+"""Cells per row a reply may hold (TARGET asks for at least 5 columns)."""
+
+
+def hyse_schema(n: int, rows: int) -> dict[str, Any]:
+    """The structured output for `n` tables of a header and `rows` rows. The bounds
+    (maxItems, which OpenAI's strict mode accepts) are what the prompt asks for: a server
+    that turns the schema into a grammar (llama.cpp) then cannot write a list forever,
+    which a small model at temperature 0 otherwise does until max_tokens."""
+    row = {"type": "array", "items": _CELL_SCHEMA, "maxItems": MAX_COLUMNS}
+    table = {"type": "array", "items": row, "maxItems": rows + 1}
+    return {"name": "hypothetical_schemas", "strict": True,
+            "schema": {"type": "object", "additionalProperties": False,
+                       "required": ["schemas"],
+                       "properties": {"schemas": {"type": "array", "items": table,
+                                                  "maxItems": n}}}}
 
 
 def hyse_messages(query: str, n: int, rows: int) -> tuple[dict[str, str], ...]:
@@ -83,6 +94,9 @@ class HypotheticalTables:
     error: str | None = None
     cached: bool = False
     """The reply came from the response cache (it cost nothing)."""
+    error_class: str | None = None
+    """The error's class (llm.error_classes) when the writer knows it; else read from
+    the message."""
 
 
 class TableWriter(Protocol):
@@ -144,7 +158,8 @@ class LLMWriter:
     def write(self, query: str) -> HypotheticalTables:
         try:
             reply = self.generator.chat_json(hyse_messages(query, self.n, self.rows),
-                                             schema=HYSE_SCHEMA, task="hyse")
+                                             schema=hyse_schema(self.n, self.rows),
+                                             task="hyse")
         except Exception as exc:  # noqa: BLE001 (a rejected key raises ConfigError: keep it)
             if isinstance(exc, ConfigError):
                 raise
@@ -152,8 +167,10 @@ class LLMWriter:
         if reply.data is None:
             return HypotheticalTables((), reply.error, reply.cached)
         tables = tables_from_reply(reply.data, self.n, self.rows)
-        error = None if tables else "the reply has no table under 'schemas'"
-        return HypotheticalTables(tables, error, reply.cached)
+        if tables:
+            return HypotheticalTables(tables, None, reply.cached)
+        return HypotheticalTables((), "the reply has no table under 'schemas'", reply.cached,
+                                  "truncated" if reply.truncated else "malformed")
 
 
 _NUMERIC = re.compile(r"\d+(?:[.,:]\d+)*")

@@ -21,6 +21,7 @@ import numpy as np
 
 from target_core.errors import TargetError
 from target_core.progress import Progress, no_progress
+from target_core.retrievers.llm_calls import LLMCalls
 from target_core.serialize import table_text
 from target_core.types import Query, Table, TableKey, TableView
 
@@ -82,6 +83,12 @@ class Retriever(Protocol):
         search alone. Returns what the run records in its index info; by default
         nothing is done ({})."""
         return {}
+
+    def llm_calls(self) -> list[LLMCalls]:
+        """The LLM calls made so far by prepare_texts and prepare_queries, one entry per
+        step (retrievers/llm_calls.py): the runner judges them by the failure policy and
+        records them with the run. A retriever without LLM calls has none ([])."""
+        return []
 
     @abstractmethod
     def index(self, texts: Sequence[str], *, corpus_key: str,

@@ -24,9 +24,10 @@ m; split: the positions from full exact rankings), so gold ranks beyond k agree 
 search; a split search is computed from those exact scores too.
 
 A write that fails (the model's call, or a reply with no table) falls back to the query
-alone (v_q: then HySE is dense) and is counted. In a run, the run's queries are written
-up front and in parallel (`prepare_queries`, which the runner calls after indexing),
-so `retrieval_ms` is embedding and search; the
+alone (v_q: then HySE is dense) and is counted; an LLM writer's calls are judged by the
+failure policy (`llm_calls`, retrievers/llm_calls.py): too many failed, the run fails.
+In a run, the run's queries are written up front and in parallel (`prepare_queries`,
+which the runner calls after indexing), so `retrieval_ms` is embedding and search; the
 writing time, the writer's label, N, R, the aggregation and the failed writes go into
 the run's index info. Spec: `hyse[:EMBEDDER][@GENERATOR][:OPTIONS]`, OPTIONS
 `n=2,rows=2,agg=mean|split` (TARGET's N and R are 2).
@@ -46,10 +47,16 @@ import numpy as np
 from target_core.config import Settings
 from target_core.embeddings.base import Embedder, blas_threads
 from target_core.errors import ConfigError
-from target_core.generators.hypothetical import HypotheticalTables, TableWriter, table_writer
+from target_core.generators.hypothetical import (
+    HypotheticalTables,
+    LLMWriter,
+    TableWriter,
+    table_writer,
+)
 from target_core.progress import Progress, no_progress
 from target_core.retrievers.base import Hits, IndexInfo, top_k_hits
 from target_core.retrievers.dense import DenseRetriever
+from target_core.retrievers.llm_calls import LLMCalls
 from target_core.serialize import table_text
 from target_core.types import Table, TableView
 from target_core.vectorstore import VectorStore
@@ -155,6 +162,8 @@ class HySERetriever(DenseRetriever):
             for n, _ in enumerate(pool.map(self._write, texts), start=1):
                 if n % 8 == 0 or n == len(texts):
                     progress(n, len(texts), "writing hypothetical tables")
+        with self._lock:  # in query order (written as they finished): llm_calls' order
+            self._written = {q: self._written[q] for q in texts} | self._written
         return self.writing_info(time.perf_counter() - started)
 
     def writing_info(self, seconds: float | None = None) -> dict[str, Any]:
@@ -173,6 +182,17 @@ class HySERetriever(DenseRetriever):
         if errors := [w.error for w in written if w.error]:
             info["hyse_write_error_example"] = errors[0][:300]
         return info
+
+    def llm_calls(self) -> list[LLMCalls]:
+        """The LLM writer's calls so far, failures by query text (the runner names them
+        by query id); none for the heuristic writer, which calls no model."""
+        if not isinstance(self.writer, LLMWriter):
+            return []
+        with self._lock:
+            written = list(self._written.items())
+        failures = tuple((query, w.error, w.error_class) for query, w in written if w.error)
+        return [LLMCalls("hyse", "HySE", "hypothetical tables", "query",
+                         "fell back to the query", len(written), failures)]
 
     def _write(self, query: str) -> HypotheticalTables:
         with self._lock:

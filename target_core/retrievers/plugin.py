@@ -42,6 +42,7 @@ from target_core.registry import (
     parse_class_ref,
 )
 from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError, Retriever
+from target_core.retrievers.llm_calls import LLMCalls
 from target_core.serialize import table_text
 from target_core.types import Table, TableKey, TableView
 
@@ -170,6 +171,17 @@ class ProtocolPlugin(_Plugin):
             raise self.fail("prepare_queries", f"must return a dict or None, got "
                             f"{type(info).__name__}")
         return dict(info or {})
+
+    def llm_calls(self) -> list[LLMCalls]:
+        """The class's own LLM calls (retrievers/llm_calls.py), judged by the same policy
+        as HySE's and the summaries'; none when it does not report them."""
+        if not callable(getattr(self.obj, "llm_calls", None)):
+            return []
+        calls = self.call("llm_calls")
+        if not isinstance(calls, list) or not all(isinstance(c, LLMCalls) for c in calls):
+            raise self.fail("llm_calls", "must return a list of LLMCalls "
+                            "(target_core.retrievers.llm_calls)")
+        return calls
 
     def index(self, texts: Sequence[str], *, corpus_key: str,
               progress: Progress = no_progress) -> IndexInfo:

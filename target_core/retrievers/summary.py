@@ -6,7 +6,9 @@ matched against it by cosine similarity. Spec `summary:EMBEDDER[@GENERATOR]`, e.
 `summary:minilm` (summaries from the offline `heuristic` template, labelled so) or
 `summary:openai@openai:gpt-4o-mini` (as the paper: an LLM writes them). OpenAI
 replies are cached, so summarizing a corpus twice costs nothing; a table whose
-summary failed is indexed under its name alone and counted in the run's index info.
+summary failed is indexed under its name alone and counted in the run's index info. A
+model's summaries are judged by the failure policy (retrievers/llm_calls.py): too many
+failed, the run fails before anything is embedded.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ from typing import Any
 from target_core.config import Settings
 from target_core.embeddings.base import Embedder
 from target_core.generators import Generator, build_generator
+from target_core.generators.base import TableSummary
+from target_core.llm.policy import Failure
 from target_core.progress import Progress, no_progress
 from target_core.retrievers.base import IndexInfo
 from target_core.retrievers.dense import DenseRetriever
+from target_core.retrievers.llm_calls import LLMCalls
 from target_core.types import Table, TableView
 from target_core.vectorstore import VectorStore
 
@@ -37,6 +42,7 @@ class SummaryRetriever(DenseRetriever):
         self.summarizer = summarizer
         self.spec = f"summary:{embedder.spec}@{summarizer.spec}"
         self._summary_info: dict[str, Any] = {}
+        self._calls: list[LLMCalls] = []
 
     @classmethod
     def from_specs(cls, embedder_spec: str, generator_spec: str,
@@ -53,22 +59,31 @@ class SummaryRetriever(DenseRetriever):
         """One "name\\nsummary" text per table (the view does not apply: a summary is
         written from the header and first rows)."""
         texts: list[str] = [""] * len(tables)
-        failed = 0
+        failures: list[Failure] = []
 
-        def one(i: int) -> tuple[int, str, bool]:
-            summary = self.summarizer.summarize(tables[i], rows=SUMMARY_ROWS)
-            return i, f"{summary.name}\n{summary.summary}".strip(), summary.error is not None
+        def one(i: int) -> tuple[int, TableSummary]:
+            return i, self.summarizer.summarize(tables[i], rows=SUMMARY_ROWS)
 
         workers = max(1, self.summarizer.concurrency)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="summary") as pool:
-            for n, (i, text, error) in enumerate(pool.map(one, range(len(tables))), start=1):
-                texts[i] = text or tables[i].table_id
-                failed += error
+            for n, (i, summary) in enumerate(pool.map(one, range(len(tables))), start=1):
+                texts[i] = f"{summary.name}\n{summary.summary}".strip() or tables[i].table_id
+                if summary.error is not None:
+                    failures.append((tables[i].table_id, summary.error, summary.error_class))
                 if n % 32 == 0 or n == len(tables):
                     progress(n, len(tables), "summarizing tables")
         self._summary_info = {"summarizer": self.summarizer.label,
-                              "summaries_failed": failed}
+                              "summaries_failed": len(failures)}
+        if self.summarizer.spec != "heuristic":  # the offline template calls no model
+            self._calls = [LLMCalls("summary", "Summaries", "summaries", "table",
+                                    "the table was indexed under its name alone",
+                                    len(tables), tuple(failures))]
         return texts
+
+    def llm_calls(self) -> list[LLMCalls]:
+        """The summarizer's calls of the last prepare_texts (none for the heuristic
+        template); a table's id names a failure."""
+        return list(self._calls)
 
     def index(self, texts: Sequence[str], *, corpus_key: str,
               progress: Progress = no_progress) -> IndexInfo:

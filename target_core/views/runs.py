@@ -14,6 +14,7 @@ from target_core.engine.store import RunRecord, RunStore
 from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.metrics.tasks import RULES, task_rules
+from target_core.retrievers.llm_calls import llm_call_notes
 from target_core.types import Dataset, RunConfig
 from target_core.views.cells import as_text
 from target_core.views.links import run_queries_link
@@ -111,6 +112,20 @@ def failed_notes(runs: Sequence[RunRecord], limit: int = 5) -> list[str]:
     if len(failed) > limit:
         notes.append(f"{len(failed) - limit} more failed runs: see the status column.")
     return notes
+
+
+def fallback_notes(runs: Sequence[RunRecord], limit: int = 5) -> list[str]:
+    """One sentence per LLM step of a complete run (newest first) whose failed calls fell
+    back within the failure policy's tolerance (retrievers.llm_calls words it); at most
+    `limit` runs, then how many more."""
+    noted = [(r, notes) for r in runs if r.status == "complete"
+             and (notes := llm_call_notes(r.index_info))]
+    lines = [f"Run {r.run_id} ({r.config.label}): {note}"
+             for r, notes in noted[:limit] for note in notes]
+    if len(noted) > limit:
+        lines.append(f"{len(noted) - limit} more runs had LLM calls fall back: "
+                     "see `show RUN_ID`.")
+    return lines
 
 
 def runs_with_results(store: RunStore) -> list[RunRecord]:
