@@ -227,7 +227,8 @@ def _review() -> None:
             st.warning(f"No questions for {plain(item.template_id)}: {plain(error)}")
         if summary.pending and st.button(
                 f"Accept the {automatically_passed(draft.pairs('pending'))} "
-                "pending pairs the automatic check passed, reject those it failed",
+                "pending pairs the automatic check passed, reject those it failed (a pair "
+                "the round trip failed and the judge passed stays pending)",
                 key="bg-bulk"):
             draft.accept_automatic()
             st.rerun()

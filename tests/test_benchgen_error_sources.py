@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -29,6 +30,9 @@ from target_core.engine.store import QueryResult, RunStore
 from target_core.errors import ConfigError, DatasetError
 from target_core.generators.base import Context, Generation
 from target_core.types import Dataset, GenerationConfig, RunConfig
+
+if TYPE_CHECKING:  # registered by tests/conftest.py (pytest_plugins)
+    from fake_openai import FakeOpenAI
 
 ORDERS = [  # order_id, order_date, status, amount; reference date 2024-07-10
     (1, "2024-05-20", "shipped", 10), (2, "2024-06-05", "shipped", 20),
@@ -304,3 +308,45 @@ def test_a_real_heuristic_run_on_demo_sql(tmp_path: Path) -> None:
         100 * run.metrics["alt_interpretation_rate"])
     assert report.table().iloc[0].sum() - report.table().iloc[0]["Overall"] == \
         pytest.approx(100.0)
+
+
+def test_a_database_the_prompt_never_showed_is_the_generators_error(
+        store: RunStore, bench: Dataset) -> None:
+    """Issue 24: `database_id: '12345'` was classed wrong_database and counted as a
+    retrieval error. Only another database the prompt showed is retrieval's fault."""
+    generated = {
+        "retrieval": ("SELECT 1", "12345", ("shop",), None),  # invented: never run
+        "sql_error": ("SELECT name FROM employees", "hr", ("shop",), None),  # real, unshown
+        "other": ("SELECT name FROM employees", "hr", ("hr", "shop"), None),  # shown: misled
+    }
+    run_id = _add_run(store, bench, generated)
+    records = {r.query_id: r.generation["sql"] for r in store.iter_results(run_id)}
+    assert {q: r["error_class"] for q, r in records.items()} == {
+        "retrieval": "database_not_in_prompt", "sql_error": "database_not_in_prompt",
+        "other": "wrong_database"}
+    assert records["retrieval"]["pred"] is None  # the SQL had no database to run on
+    assert "'12345' is not part of this dataset" in records["retrieval"]["pred_error"]
+    rows = {r.query_id: r for r in error_sources(store, bench, run_id).rows}
+    assert {q: r.source for q, r in rows.items()} == {
+        "retrieval": "sql", "sql_error": "sql", "other": "retrieval"}
+    assert "named database '12345', which its prompt did not show (shop)" in \
+        rows["retrieval"].detail
+
+
+def test_a_model_inventing_database_ids_is_not_a_retrieval_failure(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    """The issue's run: bm25 finds every gold database (db_hit@1 = 1.0), the model answers
+    `database_id: '12345'`; evaluate said 80% retrieval errors."""
+    fake_openai.chat_responder = lambda body: json.dumps(
+        {"chain_of_thought_reasoning": "", "sql_query": "SELECT 1", "database_id": "12345"})
+    settings = load_settings(tmp_path / "ws", environ={
+        "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": fake_openai.base_url})
+    dataset = load_dataset("demo-sql", settings)
+    run = run_retrieval(RunConfig("demo-sql", "bm25", limit=6,
+                                  generation=GenerationConfig("openai:test-model")),
+                        settings=settings).run
+    store = RunStore.in_workspace(settings.workspace)
+    classes = {r.generation["sql"]["error_class"] for r in store.iter_results(run.run_id)}
+    assert classes == {"database_not_in_prompt"}
+    report = error_sources(store, dataset, run.run_id)
+    assert report.counts["retrieval"] == 0 and report.counts["sql"] == report.n_queries == 6

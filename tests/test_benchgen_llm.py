@@ -510,8 +510,11 @@ def test_factories_need_a_key_for_openai(tmp_path: Path, databases: dict[str, Pa
 def test_a_draft_written_and_judged_by_the_openai_generator(
         tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     """The whole sample step from the command line with `--writer openai --judge openai`:
-    the questions in the draft are the model's, every pair carries the judge's verdict,
-    and accepting by the automatic validation follows the judge, not the round trip."""
+    the questions in the draft are the model's and every pair carries the judge's
+    verdict. Accepting by the automatic validation rejects what the judge rejected, and
+    the round trip vetoes what the judge approved (issue 24: four meaningless questions
+    were accepted): these questions mention none of their SQL's values, so they stay
+    pending for a person."""
     import json
     import os
     import subprocess
@@ -548,9 +551,64 @@ def test_a_draft_written_and_judged_by_the_openai_generator(
     assert all(q["judge"]["passed"] in (True, False) for q in questions)
     assert all(q["judge"]["method"].startswith("LLM judge") for q in questions)
     judged_ok = sum(q["judge"]["passed"] for q in questions)
-    assert made["summary"]["automatic_passed"] == judged_ok
+    assert not any(q["round_trip"] for q in questions)  # no value of the SQL in them
+    assert made["summary"]["automatic_passed"] == 0
     reviewed = cli("review", "llm", "--accept-automatic")
-    assert reviewed["accepted"] == judged_ok
+    assert reviewed["accepted"] == 0  # whatever the judge said
     assert reviewed["rejected"] == len(questions) - judged_ok
+    assert reviewed["pending"] == judged_ok
     assert len(fake_openai.chat_requests()) == len(made["items"]) * 3  # 1 writer + 2 judge
     assert 0 < judged_ok < len(questions)  # the judge, not a constant, decided
+
+
+def test_a_draft_with_a_few_failed_writings_is_kept_and_a_rerun_asks_only_those(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    """Within TARGET_MAX_FAILED_GENERATIONS the draft is saved with the writer's error on
+    the failed item; failures are not cached, so doing it again asks only that call."""
+    from target_core.benchgen.build import sample_draft
+
+    fake_openai.chat_responder = replying({"analysis": "a", "questions": ["Q one?"]})
+    settings = load_settings(tmp_path / "ws", environ={
+        "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": fake_openai.base_url,
+        "TARGET_OPENAI_RETRIES": "0"})
+    dataset = load_dataset("demo-sql", settings)
+
+    def sample() -> tuple[int, list[tuple[SampledQuery, str]]]:
+        draft, report, _, _ = sample_draft(
+            settings, dataset, load_templates(EXAMPLE_TEMPLATES_DIR), database="hospital",
+            name="few", n=1, seed=0, reference_date=None, writer_spec="openai:test-model",
+            judge_spec="round-trip", templates_label="examples", replace=True)
+        with draft:
+            return len(report.queries), draft.writer_errors()
+
+    fake_openai.fail_next(1, "500")
+    n_items, errors = sample()
+    assert n_items >= 3 and len(errors) == 1 and "HTTP 500" in errors[0][1]
+    assert len(fake_openai.chat_requests()) == n_items
+    n_again, errors = sample()
+    assert n_again == n_items and errors == []
+    assert len(fake_openai.chat_requests()) == n_items + 1  # only the failed one again
+
+
+def test_a_draft_job_whose_writer_cannot_reach_the_server_ends_failed(
+        tmp_path: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Benchmark builder page's job: failed, with the reason, and no draft."""
+    from target_core.benchgen.draft import list_drafts
+    from target_core.benchgen.draft_jobs import DraftSpec
+    from target_core.cli.main import main
+    from target_core.engine.jobs import JobStore
+
+    fake_openai.stop()  # the server is down
+    for key, value in {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": fake_openai.base_url,
+                       "TARGET_OPENAI_RETRIES": "0"}.items():
+        monkeypatch.setenv(key, value)
+    workspace = tmp_path / "ws"
+    spec = DraftSpec(dataset="demo-sql", name="down", templates=None,
+                     templates_label="examples", database="hospital", n=1, seed=0,
+                     reference_date=None, writer="openai:test-model", judge="round-trip")
+    jobs = JobStore.in_workspace(workspace)
+    job = jobs.create_job("draft", spec.to_dict())
+    assert main(["worker", job.job_id, "--workspace", str(workspace)]) == 2
+    failed = jobs.get(job.job_id)
+    assert failed.status == "failed" and "question writings failed (connection" in failed.error
+    assert KEY not in failed.error and list_drafts(workspace) == []

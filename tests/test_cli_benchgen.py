@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +95,41 @@ def test_workflow_errors_are_one_line(tmp_path: Path) -> None:
     assert unknown_writer.returncode == 2 and "gpt-banana" in unknown_writer.stderr
     no_key = _cli(tmp_path, "sample", "--writer", "openai")
     assert no_key.returncode == 2 and "OPENAI_API_KEY" in no_key.stderr
+
+
+def _down_env(tmp_path: Path) -> dict[str, str]:
+    """An OpenAI-compatible server that is not there (a stopped fake: its port refuses)."""
+    from fake_openai import start_fake_openai
+
+    down = start_fake_openai()
+    down.stop()
+    return {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": down.base_url,
+            "TARGET_OPENAI_RETRIES": "0"}
+
+
+def _cli_env(tmp_path: Path, extra: dict[str, str], *args: str
+             ) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TARGET_WORKSPACE": str(tmp_path / "ws"), **extra}
+    return subprocess.run([sys.executable, "-m", "target_core", "benchgen", *args],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+
+
+def test_sample_with_the_server_down_fails_and_saves_no_draft(tmp_path: Path) -> None:
+    """Issue 24: `benchgen sample` exited 0 and saved an empty draft when every call
+    of its LLM writer (or judge) failed."""
+    env = _down_env(tmp_path)
+    out = tmp_path / "draft.jsonl"
+    writer = _cli_env(tmp_path, env, "sample", "--database", "hospital", "--n", "1",
+                      "--writer", "openai:test-model", "--draft", "down", "--out", str(out))
+    assert writer.returncode == 2, writer.stderr
+    assert re.search(r"(\d+) of \1 question writings failed \(connection \1\); the "
+                     r"first, template hospital[\w-]*: cannot connect", writer.stderr), \
+        writer.stderr
+    assert not writer.stdout and not out.exists()
+    judge = _cli_env(tmp_path, env, "sample", "--database", "hospital", "--n", "1",
+                     "--judge", "openai:test-model", "--draft", "down", "--json")
+    assert judge.returncode == 2 and not judge.stdout
+    assert re.search(r"(\d+) of \1 judgements failed \(connection \1\); the first, "
+                     r"question '.+': cannot connect", judge.stderr), judge.stderr
+    listed = _cli_env(tmp_path, env, "drafts", "--json")
+    assert json.loads(listed.stdout) == []  # neither left a draft behind

@@ -240,6 +240,93 @@ def test_llm_judge_on_the_fake_server_records_a_malformed_reply_as_failed(
     assert run.metrics["truthfulness"] == 0.5 and run.metrics["truthfulness_failed"] == 1
 
 
+def _judge_env(monkeypatch: pytest.MonkeyPatch, base_url: str) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", base_url)
+    monkeypatch.setenv("TARGET_OPENAI_RETRIES", "0")
+
+
+def test_judge_with_the_server_down_fails_loudly_and_stores_nothing(
+        tmp_path: Path, capsys, monkeypatch) -> None:
+    """Issue 24: `judge` exited 0 when every call failed, and never showed why."""
+    from fake_openai import start_fake_openai
+
+    from target_core.cli.main import main
+
+    workspace, run_id = _fresh_run(tmp_path, limit=3)
+    down = start_fake_openai()
+    down.stop()  # its port now refuses connections
+    _judge_env(monkeypatch, down.base_url)
+    code = main(["judge", run_id, "--judge", "openai:judge-model", "--workspace",
+                 str(workspace)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "3 of 3 judgements failed (connection 3); the first, query " in err
+    store = RunStore.in_workspace(workspace)
+    assert store.judgements(run_id) == []  # no failed ratings stored as if judged
+    assert "truthfulness_n" not in store.get_run(run_id).metrics
+    assert all("truthfulness" not in m for _, m in store.query_metrics(run_id))
+
+
+def test_failed_judgements_within_the_tolerance_are_stored_and_shown(
+        tmp_path: Path, capsys, monkeypatch, fake_openai) -> None:
+    """One failure in four (within TARGET_MAX_FAILED_GENERATIONS): stored as today, the
+    output names the failure; a rerun asks only the failed call again (cache)."""
+    from target_core.cli.main import main
+
+    workspace, run_id = _fresh_run(tmp_path, limit=4)
+    _judge_env(monkeypatch, fake_openai.base_url)
+    monkeypatch.setenv("TARGET_GENERATION_CONCURRENCY", "1")
+    fake_openai.chat_responder = lambda body: json.dumps({"reason": "ok", "rating": 1})
+    fake_openai.fail_next(1, "500")
+    args = ["judge", run_id, "--judge", "openai:judge-model", "--workspace", str(workspace)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "3 of 3 rated answers truthful (1), 1 failed judgements" in out
+    assert "failed judgements (http 1); the first, query " in out and "HTTP 500" in out
+    store = RunStore.in_workspace(workspace)
+    assert store.get_run(run_id).metrics["truthfulness_failed"] == 1
+    asked = len(fake_openai.chat_requests())
+    assert main([*args, "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert (again["rated"], again["failed"], again["first_error"]) == (4, 0, None)
+    assert len(fake_openai.chat_requests()) == asked + 1  # only the failed one again
+
+
+def test_judge_beyond_the_tolerance_fails_and_its_job_says_why(
+        tmp_path: Path, monkeypatch, fake_openai) -> None:
+    from target_core.cli.main import main
+    from target_core.datasets import load_dataset
+    from target_core.engine.jobs import JobStore
+    from target_core.engine.judge import judge_run, make_truth_judge
+    from target_core.llm.policy import LLMStepFailed
+
+    workspace, run_id = _fresh_run(tmp_path, limit=4)
+    _judge_env(monkeypatch, fake_openai.base_url)
+    settings = load_settings(workspace)
+    fake_openai.chat_responder = lambda body: json.dumps({"reason": "ok", "rating": 1})
+    fake_openai.fail_next(3, "500")
+    judge = make_truth_judge("openai:judge-model", settings)
+    judge.concurrency = 1  # type: ignore[misc]
+    store = RunStore.in_workspace(workspace)
+    with pytest.raises(LLMStepFailed, match=r"^3 of 4 judgements failed \(http 3\), more "
+                                            r"than the 50% TARGET_MAX_FAILED_GENERATIONS"):
+        judge_run(store, load_dataset("demo-qa", settings), run_id, judge,
+                  max_failed=settings.max_failed_generations)
+    assert store.judgements(run_id) == []
+    # the same step as a job (the Query page's): the job ends failed with the reason
+    fake_openai.chat_responder = lambda body: "not json at all"
+    jobs = JobStore.in_workspace(workspace)
+    job = jobs.create_job("judge", {"dataset": "demo-qa", "run_id": run_id,
+                                    "judge": "openai:other-model", "limit": None})
+    assert main(["worker", job.job_id, "--workspace", str(workspace)]) == 2
+    failed = jobs.get(job.job_id)
+    assert failed.status == "failed"
+    assert failed.error.startswith("4 of 4 judgements failed (")
+    assert "the first, query " in failed.error
+    assert store.judgements(run_id) == []
+
+
 # --- pages -------------------------------------------------------------------------------------
 
 def test_compare_page_draws_quality_against_reply_length(app, tmp_path: Path) -> None:

@@ -18,12 +18,15 @@ from target_core.errors import TargetError
 from target_core.sql import (
     DIFF_ROW_CAP,
     ERROR_CLASSES,
+    RETRIEVAL_ERROR_CLASSES,
     Comparison,
     SqlExecutionError,
     SqlResult,
     classify,
     compare_results,
     connect_readonly,
+    database_class,
+    error_blame,
     exact_set_match,
     execute,
 )
@@ -393,8 +396,36 @@ def test_classify_when_gold_failed_logs_and_says_execution_error(
     assert "gold SQL failed" in caplog.text
 
 
-def test_error_classes_are_the_documented_eleven() -> None:
-    assert len(ERROR_CLASSES) == len(set(ERROR_CLASSES)) == 11
+def test_error_classes_are_the_documented_twelve() -> None:
+    from target_core.views.answer import ERROR_CLASS_HELP
+
+    assert len(ERROR_CLASSES) == len(set(ERROR_CLASSES)) == 12
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    paragraph = readme.split("**SQL execution.**", 1)[1].split("\n\n", 1)[0]
+    assert all(f"`{c}`" in paragraph for c in ERROR_CLASSES), paragraph
+    assert set(ERROR_CLASSES) <= set(ERROR_CLASS_HELP)  # the Query page explains each
+
+
+def test_whose_fault_a_database_is() -> None:
+    """The one rule of blame: another database the prompt showed is retrieval's fault; a
+    database the prompt never showed (an invented id) is the generator's."""
+    shown = ("league", "cities")
+    assert database_class("league", "league", shown) is None
+    assert database_class("league", "league", ()) is None  # right, even if unshown
+    assert database_class("cities", "league", shown) == "wrong_database"
+    assert database_class(None, "league", shown) == "wrong_database"  # none retrieved
+    assert database_class("12345", "league", shown) == "database_not_in_prompt"
+    assert database_class("cities", "league", ()) == "database_not_in_prompt"  # no context
+    assert database_class("12345", "league", None) == "wrong_database"  # shown unknown
+    assert error_blame("wrong_database") == "retrieval"
+    assert error_blame("database_not_in_prompt") == "generation"
+    assert error_blame("syntax_error") == "generation" and error_blame("correct") is None
+    assert set(ERROR_CLASSES) >= RETRIEVAL_ERROR_CLASSES
+    broken = result([], error_class="syntax_error")
+    assert classify(result([(1,)]), broken, None, predicted_database="12345",
+                    gold_database="league", shown_databases=shown) == "database_not_in_prompt"
+    assert classify(result([(1,)]), broken, None, predicted_database="cities",
+                    gold_database="league", shown_databases=shown) == "wrong_database"
 
 
 def test_a_result_cut_by_the_row_cap_is_never_compared_by_its_prefix(db: Path) -> None:

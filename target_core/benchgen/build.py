@@ -35,6 +35,7 @@ from target_core.progress import Progress, no_progress
 from target_core.types import Dataset
 
 _Item = tuple[SampledQuery, Written, list[Verdict], list[Verdict | None]]
+DEFAULT_MAX_FAILED = Settings.max_failed_generations
 
 
 def pick_templates(templates: Sequence[Template], dataset: Dataset,
@@ -68,12 +69,36 @@ def write_and_check(item: SampledQuery, template: Template, writer: QuestionWrit
     return item, written, checks, verdicts
 
 
+def enforce_policy(items: Sequence[_Item], judge: Judge, max_failed: float) -> None:
+    """The one failure policy (llm.policy) over the draft's LLM calls: one question
+    writing per sampled query, one judgement per question when the judge is a model.
+    Raises LLMStepFailed naming the classes and the first error when all, or more than
+    `max_failed` of them, failed; a draft within the tolerance keeps its failures (the
+    writer's error per item, an undecided verdict with its reason per pair)."""
+    from target_core.llm.policy import enforce
+
+    enforce([(item.template_id, written.error, None) for item, written, _, _ in items
+             if written.error], len(items), max_failed, calls="question writings",
+            item="template")
+    if isinstance(judge, RoundTripJudge):
+        return
+    judged = [(q.text, v) for _, written, _, verdicts in items
+              for q, v in zip(written.questions, verdicts, strict=True) if v is not None]
+    enforce([(repr(text), v.reason or "no verdict", None) for text, v in judged
+             if v.passed is None], len(judged), max_failed, calls="judgements",
+            item="question")
+
+
 def build_draft(dataset: Dataset, templates: Sequence[Template], *, workspace: str | Path,
                 name: str, n: int, seed: int, reference_date: date | None = None,
                 writer: QuestionWriter | None = None, judge: Judge | None = None,
                 replace: bool = False, progress: Progress = no_progress,
-                extra_meta: Mapping[str, Any] | None = None) -> tuple[Draft, SampleReport]:
-    """Sample, write, check and save a draft named `name` in the workspace."""
+                extra_meta: Mapping[str, Any] | None = None,
+                max_failed: float = DEFAULT_MAX_FAILED) -> tuple[Draft, SampleReport]:
+    """Sample, write, check and save a draft named `name` in the workspace. A draft
+    whose LLM calls failed beyond `max_failed` (TARGET_MAX_FAILED_GENERATIONS) is not
+    saved: LLMStepFailed (`enforce_policy`); a rerun asks only the failed calls again
+    (the response cache keeps successes)."""
     check_name(name)
     writer = writer or TemplateWriter()
     judge = judge or RoundTripJudge()
@@ -91,6 +116,7 @@ def build_draft(dataset: Dataset, templates: Sequence[Template], *, workspace: s
             items.append(future.result())
             done += 1
             progress(done, total, "writing questions")
+    enforce_policy(items, judge, max_failed)
     meta = {"dataset": dataset.name, "n": n, "seed": seed,
             "reference_date": reference_date.isoformat() if reference_date else None,
             "writer": writer.label, "writer_spec": writer.spec, "judge": judge.label,
@@ -111,7 +137,7 @@ def sample_draft(settings: Settings, dataset: Dataset, templates: Sequence[Templ
     """The whole automatic part, for the page and the CLI: keep the templates for the
     dataset's databases (or one database), build the writer and judge from their specs
     (one response cache in the workspace), then `build_draft` into `workspace` (default:
-    the settings')."""
+    the settings') under the settings' failure share."""
     from target_core.benchgen.llm import make_judge, make_writer
     from target_core.llm.cache import ResponseCache
 
@@ -122,5 +148,6 @@ def sample_draft(settings: Settings, dataset: Dataset, templates: Sequence[Templ
     draft, report = build_draft(
         dataset, chosen, workspace=workspace or settings.workspace, name=name, n=n, seed=seed,
         reference_date=reference_date, writer=writer, judge=judge, replace=replace,
-        progress=progress, extra_meta={"templates": templates_label})
+        progress=progress, extra_meta={"templates": templates_label},
+        max_failed=settings.max_failed_generations)
     return draft, report, writer, judge

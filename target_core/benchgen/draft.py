@@ -98,8 +98,16 @@ class Pair:
 
     @property
     def automatic(self) -> bool | None:
-        """The automatic validation: the judge's verdict when one ran, else the check."""
-        return self.judge.passed if self.judge is not None else self.check.passed
+        """The automatic validation: the round trip alone when no judge ran; with a judge,
+        False when the judge failed the pair, True only when the judge and the round
+        trip both passed it. The round trip is a veto: a pair it failed is never passed
+        (the judge approving it too leaves the call to a person: None), nor is one the
+        judge could not decide."""
+        if self.judge is None:
+            return self.check.passed
+        if self.judge.passed is False:
+            return False
+        return True if self.judge.passed and self.check.passed else None
 
 
 @dataclass(frozen=True)
@@ -110,7 +118,8 @@ class ReviewSummary:
     rejected: int
     edited: int
     automatic_passed: int
-    """Pairs the automatic validation passed (the judge when it ran, else the check)."""
+    """Pairs the automatic validation passed (`Pair.automatic`: the round trip, and the
+    judge too when one ran)."""
 
     @property
     def reviewed(self) -> int:
@@ -273,7 +282,9 @@ class Draft:
 
     def accept_automatic(self) -> int:
         """Accept every pending pair the automatic validation passed, reject every pending
-        pair it failed (pairs it could not judge stay pending). Returns pairs changed."""
+        pair it failed; pairs it could not decide stay pending, among them every pair the
+        judge approved and the round trip failed (`Pair.automatic`). Returns pairs
+        changed."""
         pending = self.pairs("pending")
         passed = [p.pair_id for p in pending if p.automatic is True]
         failed = [p.pair_id for p in pending if p.automatic is False]

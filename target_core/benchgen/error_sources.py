@@ -18,9 +18,11 @@ so the counts add up to the number of queries and the Table 1 columns to 100 %:
    the query is used, so Alt is the run's `alt_interpretation_rate`; for runs stored
    before verdicts were, it is recomputed (the generated SQL is run again, because the
    stored record keeps only its first rows).
-3. retrieval: the generator queried another database than the gold one. Not in the
-   paper; this product is about retrieval, so it is kept apart from SQL errors.
-4. sql: no SQL, a failed generation call, or SQL that did not execute (as stored).
+3. retrieval: the generator queried another database than the gold one, one its
+   prompt showed (`sql.database_class`, the one rule of whose fault a database is). Not
+   in the paper; this product is about retrieval, so it is kept apart from SQL errors.
+4. sql: no SQL, a failed generation call, SQL that did not execute (as stored), or SQL
+   for a database the prompt never showed (an invented id: the generator's error).
 5. time: with every WHERE/HAVING conjunct that references the query's `time_column`
    removed from both the gold and the generated SQL (`without_time_filter`), the two
    results match: everything but the time handling was right.
@@ -46,7 +48,7 @@ from target_core.engine.generation import downstream_outcome
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import ConfigError, DatasetError
 from target_core.metrics.downstream import difficulty_order, per_query_downstream
-from target_core.sql import SqlResult, compare_results
+from target_core.sql import SqlResult, compare_results, database_class, error_blame
 from target_core.sql.interpretations import ExpandedTruth, Interpretation, stored_interpretation
 from target_core.sql.structure import DIALECT, SqlParseError, parse_sql
 from target_core.types import Dataset, Query
@@ -66,10 +68,12 @@ DEFINITIONS: dict[str, str] = {
                    "columns, both non-empty) for one reading of the question: the gold query "
                    "or one of its alternatives (another time range, metric or granularity), "
                    "run on the gold database.",
-    "retrieval": "The generator queried another database than the gold one, so the retrieved "
-                 "context missed or misranked it (not in the paper; this product's focus).",
-    "sql": "No SQL was generated, the generation call failed, or the SQL did not execute "
-           "(error, timeout, refused write).",
+    "retrieval": "The generator queried another database than the gold one, one the "
+                 "retrieved context offered, so the context missed or misranked the gold "
+                 "one (not in the paper; this product's focus).",
+    "sql": "No SQL was generated, the generation call failed, the SQL did not execute "
+           "(error, timeout, refused write), or it was written for a database the prompt "
+           "never showed (an invented database id).",
     "time": "Only the time handling was wrong: once every WHERE/HAVING condition on the "
             "query's time column is removed from both queries, their results match.",
     "other": "Any other wrong result: a wrong metric, column, join, grouping or filter.",
@@ -281,8 +285,14 @@ class _Judge:
         verdict = self._interpretation(query, record, sql_record, pred)
         if verdict.alternative:
             return "alternative", verdict.detail(), verdict.kind
-        if chosen != gold_db:
+        shown = record.get("databases")  # what the prompt showed (None: not recorded)
+        database_error = database_class(chosen, gold_db, shown)
+        if database_error is not None and error_blame(database_error) == "retrieval":
             return "retrieval", _retrieval_detail(record, chosen, gold_db), None
+        if database_error is not None:
+            return "sql", (f"the generator named database '{chosen}', which its prompt did "
+                           f"not show ({', '.join(shown or []) or 'none'}): a generation "
+                           "error, not retrieval's"), None
         if record.get("error"):
             return "sql", f"generation failed: {record['error']}", None
         if not answer.strip() or pred is None:

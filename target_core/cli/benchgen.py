@@ -105,6 +105,11 @@ def cmd_sample(args: argparse.Namespace) -> int:
           f"automatic validation ({judge.label}) passed {summary.automatic_passed}")
     for item, error in errors[:5]:
         print(f"  no questions for {item.template_id}: {error}")
+    undecided = [q for r in records for q in r["questions"]
+                 if q["judge"] is not None and q["judge"]["passed"] is None]
+    if undecided:
+        print(f"  {len(undecided)} judgements failed (no verdict, left for review); the "
+              f"first, question {undecided[0]['text']!r}: {undecided[0]['judge']['reason']}")
     for record in records[:3]:
         print(f"\n  {record['sql']}")
         for q in record["questions"]:
@@ -243,8 +248,9 @@ def benchgen_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--out", help="sample: also write the draft as JSON Lines here")
     command.add_argument("--progress", action="store_true", help="sample: a progress bar")
     command.add_argument("--accept-automatic", action="store_true", help="review: accept "
-                         "pending pairs the automatic validation passed, reject those it "
-                         "failed")
+                         "pending pairs the automatic validation passed (the round trip, and "
+                         "the judge when one ran), reject those it failed; a pair the "
+                         "round trip failed is never accepted")
     command.add_argument("--accept", type=int, nargs="+", metavar="PAIR",
                          help="review: accept these pair ids")
     command.add_argument("--reject", type=int, nargs="+", metavar="PAIR",

@@ -28,16 +28,21 @@ def cmd_judge(args: argparse.Namespace) -> int:
         lambda i, n: print(f"\rjudged {i}/{n}", end="" if i < n else "\n", file=sys.stderr,
                            flush=True))
     summary = judge_run(store, dataset, run.run_id, judge, limit=args.limit,
-                        on_query=progress)
+                        on_query=progress, max_failed=settings.max_failed_generations)
     if args.json:
         print(json.dumps({"run_id": summary.run_id, "judge": summary.judge,
                           "label": summary.label, "rated": summary.rated,
                           "failed": summary.failed, "truthful": summary.truthful,
+                          "failed_classes": summary.failed_classes,
+                          "first_error": summary.first_error,
                           "metrics": summary.metrics}, indent=2, ensure_ascii=False))
         return 0
     print(f"run {summary.run_id}, judge {summary.label}")
     print(f"{summary.truthful} of {summary.rated} rated answers truthful (1), "
           f"{summary.failed} failed judgements (no rating, not counted)")
+    if summary.first_error:
+        kinds = ", ".join(f"{k} {n}" for k, n in summary.failed_classes.items())
+        print(f"failed judgements ({kinds}); the first, query {summary.first_error}")
     if "truthfulness" in summary.metrics:
         print(f"truthfulness {summary.metrics['truthfulness']:.4f} over "
               f"{summary.metrics['truthfulness_n']:.0f} rated queries of the run")

@@ -16,7 +16,9 @@ Judges (`make_truth_judge(spec)`):
   measures overlap, not truth; it exists so the pipeline runs offline.
 
 A failed call or a reply without a rating of 0 or 1 is a failed judgement: stored
-with its error and no rating, never counted as 0. A query whose generation failed is
+with its error and no rating, never counted as 0. When all judgements, or more than
+TARGET_MAX_FAILED_GENERATIONS of them, failed, the step fails (llm.policy): nothing is
+stored, and the CLI and the job end failed with the reason. A query whose generation failed is
 not judged (nothing to rate). `judge_run` stores every judgement (RunStore
 judgements table, by judge) and makes the query and run metrics this judge's: each
 query's `truthfulness` is its rating by this judge (absent where it has none), and the
@@ -30,13 +32,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from target_core.config import Settings
 from target_core.engine.store import RunStore
 from target_core.errors import TargetError, UnknownNameError
 from target_core.llm.models import CHAT_SPECS
+from target_core.llm.policy import enforce
 from target_core.metrics.answers import answer_text
 from target_core.metrics.gtr import TRUTH_RUBRIC, rouge_scores
 from target_core.metrics.tasks import reference_of
@@ -164,13 +167,23 @@ class JudgeSummary:
     failed: int
     truthful: int
     metrics: dict[str, float]
+    first_error: str | None = None
+    """The first failed judgement: "QUERY_ID: error" (None when none failed)."""
+    failed_classes: dict[str, int] = field(default_factory=dict)
+    """Failed judgements by error class (llm.error_classes)."""
 
 
 def judge_run(store: RunStore, dataset: Dataset, run_id: str, judge: TruthJudge, *,
               limit: int | None = None,
-              on_query: Callable[[int, int], None] | None = None) -> JudgeSummary:
+              on_query: Callable[[int, int], None] | None = None,
+              max_failed: float = Settings.max_failed_generations) -> JudgeSummary:
     """Rate the run's answers (the first `limit` answered queries in query order), store
-    every judgement and merge `truthfulness` into the query and run metrics."""
+    every judgement and merge `truthfulness` into the query and run metrics.
+
+    The one failure policy (llm.policy): when all judgements, or more than `max_failed`
+    of them (TARGET_MAX_FAILED_GENERATIONS), failed, nothing is stored and LLMStepFailed
+    names the classes and the first error; a rerun asks only the failed calls again
+    (the response cache keeps successes)."""
     from target_core.engine.answer_scores import backfill_gtr
 
     run = store.get_run(run_id)
@@ -199,7 +212,16 @@ def judge_run(store: RunStore, dataset: Dataset, run_id: str, judge: TruthJudge,
             judgements.append(judgement)
             if on_query is not None:
                 on_query(len(judgements), len(chosen))
-    return _store(store, run_id, judge, [r.query_id for r in chosen], judgements)
+    query_ids = [r.query_id for r in chosen]
+    outcome = enforce([(q, j.error or "no rating", None)
+                       for q, j in zip(query_ids, judgements, strict=True)
+                       if j.rating is None], len(judgements), max_failed,
+                      calls="judgements", item="query")
+    if outcome.failed:
+        log.warning("%d of %d judgements of run %s failed; the first, query %s",
+                    outcome.failed, outcome.calls, run_id, outcome.first_error)
+    return replace(_store(store, run_id, judge, query_ids, judgements),
+                   first_error=outcome.first_error, failed_classes=outcome.classes)
 
 
 def _store(store: RunStore, run_id: str, judge: TruthJudge, query_ids: Sequence[str],
@@ -255,7 +277,8 @@ def judge_task(job: Any, settings: Settings, progress: Any) -> dict[str, Any]:
     dataset = load_dataset(job.spec["dataset"], settings)
     judge = make_truth_judge(job.spec["judge"], settings)
     summary = judge_run(store, dataset, job.spec["run_id"], judge, limit=job.spec.get("limit"),
-                        on_query=lambda done, total: progress(done, total, "judging"))
+                        on_query=lambda done, total: progress(done, total, "judging"),
+                        max_failed=settings.max_failed_generations)
     return {"run_id": summary.run_id, "done": summary.rated + summary.failed,
             "total": summary.rated + summary.failed}
 

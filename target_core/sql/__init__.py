@@ -7,10 +7,13 @@ Callers import from `target_core.sql`; the modules import only downward
 from target_core.sql.compare import (
     DIFF_ROW_CAP,
     ERROR_CLASSES,
+    RETRIEVAL_ERROR_CLASSES,
     Comparison,
     ExecutionDiff,
     classify,
     compare_results,
+    database_class,
+    error_blame,
     has_top_level_order,
 )
 from target_core.sql.exact_match import exact_set_match
@@ -30,8 +33,8 @@ from target_core.sql.execute import (
 
 __all__ = [
     "DEFAULT_ROW_CAP", "DEFAULT_TIMEOUT_S", "DIFF_ROW_CAP", "ERROR_CLASSES", "EVAL_ROW_CAP",
-    "EVAL_TIMEOUT_S", "Comparison", "SqlLimits",
+    "EVAL_TIMEOUT_S", "RETRIEVAL_ERROR_CLASSES", "Comparison", "SqlLimits",
     "ExecutionDiff", "SqlExecutionError", "SqlResult", "classify", "compare_results",
-    "connect_readonly", "exact_set_match", "execute", "has_top_level_order", "json_safe_rows",
-    "json_safe_value",
+    "connect_readonly", "database_class", "error_blame", "exact_set_match", "execute",
+    "has_top_level_order", "json_safe_rows", "json_safe_value",
 ]

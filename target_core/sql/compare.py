@@ -26,10 +26,15 @@ from target_core.sql.structure import SqlParseError, parse_sql
 logger = logging.getLogger(__name__)
 
 ERROR_CLASSES: tuple[str, ...] = (
-    "correct", "syntax_error", "unknown_table_or_column", "wrong_database", "refused",
-    "timeout", "empty_result", "wrong_result", "no_sql", "execution_error",
-    "not_comparable",
+    "correct", "syntax_error", "unknown_table_or_column", "wrong_database",
+    "database_not_in_prompt", "refused", "timeout", "empty_result", "wrong_result", "no_sql",
+    "execution_error", "not_comparable",
 )
+RETRIEVAL_ERROR_CLASSES: frozenset[str] = frozenset({"wrong_database"})
+"""The classes blamed on retrieval: the SQL went to a database the retrieved context
+offered instead of the gold one (or none was retrieved). Every other class but "correct"
+is the generator's, `database_not_in_prompt` included: it named a database its prompt
+never showed (an invented id such as '12345')."""
 DIFF_ROW_CAP = 50  # rows listed per side of an ExecutionDiff; the counts stay exact
 _MAX_PERMUTED_COLUMNS = 6  # 6! = 720 column orders; beyond that only the given order
 
@@ -221,22 +226,49 @@ def _diff(gold_raw: Sequence[tuple[Any, ...]], gold_rows: list[tuple[Any, ...]],
         order_only=order_only, column_order_only=column_order_only)
 
 
+def error_blame(error_class: str) -> str | None:
+    """Whose fault a class is: "retrieval" (RETRIEVAL_ERROR_CLASSES), "generation" (every
+    other wrong class), None for "correct"."""
+    if error_class == "correct":
+        return None
+    return "retrieval" if error_class in RETRIEVAL_ERROR_CLASSES else "generation"
+
+
+def database_class(chosen: str | None, gold_database: str,
+                   shown: Sequence[str] | None) -> str | None:
+    """What the chosen database alone says about a prediction, before its SQL runs:
+    None when it is the gold one; database_not_in_prompt when it is another one that is
+    not among the databases the prompt showed (`shown`; None when not recorded, then not
+    checked): the generator named it on its own (an invented id such as '12345'), whatever
+    retrieval did; else wrong_database (another database the context offered, or none
+    chosen or retrieved): retrieval's failure.
+    """
+    if chosen == gold_database:
+        return None
+    if chosen is not None and shown is not None and chosen not in shown:
+        return "database_not_in_prompt"
+    return "wrong_database"
+
+
 def classify(gold: SqlResult, pred: SqlResult | None, comparison: Comparison | None, *,
-             predicted_database: str | None, gold_database: str) -> str:
+             predicted_database: str | None, gold_database: str,
+             shown_databases: Sequence[str] | None = None) -> str:
     """One of ERROR_CLASSES for a prediction, checked in this order:
 
-    no_sql (no prediction or empty SQL), wrong_database (the SQL was written for
-    another database: a retrieval failure), the prediction's own execution error
-    (syntax_error, unknown_table_or_column, refused, timeout, execution_error),
-    not_comparable (a result over the row cap), correct (set_equal), empty_result (no
-    rows where gold has some), wrong_result.
+    no_sql (no prediction or empty SQL), database_not_in_prompt / wrong_database
+    (`database_class`: the SQL was written for a database the prompt did not show, a
+    generation error; or for another database, a retrieval failure), the prediction's
+    own execution error (syntax_error, unknown_table_or_column, refused, timeout,
+    execution_error), not_comparable (a result over the row cap), correct (set_equal),
+    empty_result (no rows where gold has some), wrong_result.
     `comparison` is computed when not given. If the gold SQL itself failed nothing can
     be judged: the answer is execution_error and a warning is logged.
     """
     if pred is None or pred.error_class == "no_sql":
         return "no_sql"
-    if predicted_database is not None and predicted_database != gold_database:
-        return "wrong_database"
+    if predicted_database is not None and (kind := database_class(
+            predicted_database, gold_database, shown_databases)) is not None:
+        return kind
     if not pred.ok:
         return pred.error_class if pred.error_class in ERROR_CLASSES else "execution_error"
     if not gold.ok:

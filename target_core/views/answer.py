@@ -26,8 +26,10 @@ ERROR_CLASS_HELP: dict[str, str] = {
     "correct": "the result rows equal the gold result's as sets (execution accuracy)",
     "syntax_error": "SQLite could not parse the generated query",
     "unknown_table_or_column": "the query names a table or column the database lacks",
-    "wrong_database": "the query was written for another database than the gold one: a "
-                      "retrieval failure",
+    "wrong_database": "the query was written for another database than the gold one, one "
+                      "the retrieved context offered: a retrieval failure",
+    "database_not_in_prompt": "the generator named a database its prompt did not show (an "
+                              "invented id): a generation error, not retrieval's",
     "refused": "the query tried to write or to change the connection, and was refused",
     "timeout": "the query ran past the time limit and was stopped",
     "empty_result": "the query ran but returned no rows where the gold query returns some",
