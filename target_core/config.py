@@ -30,6 +30,13 @@ _TASK_REPLIES = {"qa": "a question's answer", "fact": "a fact verdict",
                  "hyse": "HySE's hypothetical tables for a query"}
 
 
+SAMPLING_RANGES = {"temperature": (0.0, 2.0), "frequency_penalty": (-2.0, 2.0),
+                   "presence_penalty": (-2.0, 2.0), "repeat_penalty": (0.0, 10.0),
+                   "dry_multiplier": (0.0, 10.0)}
+"""The sampling settings (named as the servers' APIs name them) and their ranges."""
+SAMPLING_DEFAULTS = {"temperature": 0.0, "dry_multiplier": 0.8}
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -78,6 +85,21 @@ SETTINGS: tuple[Setting, ...] = (
               f"Most tokens a model may write for {_TASK_REPLIES[task]} (sent as "
               "max_tokens; a longer reply is cut by the server and recorded as truncated).")
       for task, tokens in MAX_TOKENS.items()),
+    Setting("temperature", "TARGET_TEMPERATURE", "0",
+            "Sampling temperature of every chat request (0 to 2; 0, TARGET's, is greedy)."),
+    Setting("frequency_penalty", "TARGET_FREQUENCY_PENALTY", None,
+            "OpenAI's frequency_penalty (-2 to 2) sent with every chat request; unset: not "
+            "sent (the server's default)."),
+    Setting("presence_penalty", "TARGET_PRESENCE_PENALTY", None,
+            "OpenAI's presence_penalty (-2 to 2) sent with every chat request; unset: not "
+            "sent."),
+    Setting("repeat_penalty", "TARGET_REPEAT_PENALTY", None,
+            "llama.cpp's repeat_penalty (1 is off), sent only to a llama.cpp server that "
+            "lists it in /props; unset: not sent."),
+    Setting("dry_multiplier", "TARGET_DRY_MULTIPLIER", "0.8",
+            "llama.cpp's DRY repetition penalty (0 is off), sent only to a llama.cpp server "
+            "(`local:` and external alike) that lists it in /props: it keeps a small model "
+            "from repeating a phrase until max_tokens."),
     Setting("hf_endpoint", "HF_ENDPOINT", "https://huggingface.co",
             "Hugging Face hub endpoint used by the TARGET hub loader."),
     Setting("hub_timeout", "TARGET_HUB_TIMEOUT", "10",
@@ -113,9 +135,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Characters each passage repeats from the end of the one before (0 or more, "
             "less than TARGET_CHUNK_SIZE)."),
     Setting("max_failed_generations", "TARGET_MAX_FAILED_GENERATIONS", "0.5",
-            "Share of a run's queries whose generation may fail (an error from the model "
-            "or server) before the run is marked failed instead of complete; a run whose "
-            "every generation failed is always failed. 0 fails a run on any error."),
+            "Share of an LLM-backed step's calls that may fail (a run's generations, "
+            "HySE's tables, summaries, the benchmark builder's questions and judgements, "
+            "a judge's ratings) before the step is marked failed instead of complete; a "
+            "step whose every call failed is always failed. 0 fails a step on any error."),
 )
 
 
@@ -147,6 +170,8 @@ class Settings:
     ves_repeats: int = 10
     chunk_size: int = 1000
     chunk_overlap: int = 200
+    sampling: Mapping[str, float] = field(default_factory=lambda: dict(SAMPLING_DEFAULTS))
+    """Sampling settings sent with chat requests, by their API name (those set only)."""
 
     def __repr__(self) -> str:  # keeps the API key out of logs and tracebacks
         key = "set" if self.openai_api_key else "unset"
@@ -187,6 +212,24 @@ def _share(setting: Setting, environ: dict[str, str]) -> float:
     if not 0 <= value <= 1:
         raise ConfigError(f"{setting.env}={raw!r} must be a share between 0 and 1")
     return value
+
+
+def _sampling(by_name: Mapping[str, Setting], environ: dict[str, str]) -> dict[str, float]:
+    """The sampling settings that are set, each within its range."""
+    chosen = {}
+    for name, (low, high) in SAMPLING_RANGES.items():
+        setting = by_name[name]
+        raw = _raw(setting, environ)
+        if raw is None:
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{setting.env}={raw!r} is not a number") from None
+        if not low <= value <= high:
+            raise ConfigError(f"{setting.env}={raw!r} must be between {low:g} and {high:g}")
+        chosen[name] = value
+    return chosen
 
 
 def _optional(setting: Setting, environ: dict[str, str]) -> int | None:
@@ -247,4 +290,5 @@ def load_settings(workspace: str | Path | None = None,
         ves_repeats=int(_number(by_name["ves_repeats"], env, int)),
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,
+        sampling=_sampling(by_name, env),
     )

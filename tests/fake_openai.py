@@ -22,7 +22,20 @@ It can play real servers:
   {"tokens": [...]}, one token per word or punctuation mark (`fake_tokens`).
 - `models=[...]`: GET /v1/models lists them (e.g. vLLM's {"id", "max_model_len"}).
 - `served_model="..."`: replies name that model, whatever was asked for.
-- `finish_reason="length"`: replies say the server stopped at max_tokens.
+- `finish_reason="length"`: replies say the server stopped at max_tokens (and count
+  max_tokens completion tokens).
+- `context_window=N`: a server without /tokenize (unless `tokenize=True`) whose window
+  is N tokens. A chat prompt over N gets HTTP 400 in the words of `window_error`:
+  "llama.cpp" (its message, with `n_prompt_tokens` and `n_ctx` in the body, as
+  xllamacpp 2026.10 answers), "vllm" ("... maximum context length is N tokens. However,
+  you requested ... (P in the messages, M in the completion)"), "vllm-new" ("... your
+  request has P input tokens") or "ollama" ("the input length exceeds the context
+  length", no numbers). A prompt that fits but leaves less than max_tokens gets a reply
+  the window cut: its first half, finish_reason "length", window - prompt completion
+  tokens (fewer than max_tokens). Prompts are counted as `prompt_tokens(body)`: 4 per
+  message plus `fake_tokens` of each, or, with `prompt_scale=F`, F times tiktoken's count
+  (target_core.tokens), so a client counting with tiktoken counts too few, as with a
+  foreign tokenizer.
 - `per_token_embeddings=True`: each input gets one vector per word (no pooling).
 - `embedding_batch=N`: an embedding input of more than N tokens gets llama.cpp's 500.
 
@@ -44,6 +57,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -134,6 +148,9 @@ class FakeOpenAI:
     its HTTP 500 "input (N tokens) is too large to process ..." (message copied from
     llama.cpp's server, xllamacpp 2026.10)."""
     fail_message: str | None = None
+    context_window: int | None = None
+    window_error: str = "llama.cpp"
+    prompt_scale: float | None = None
     """The message of "500" faults (default "Internal error (fake 500)")."""
     requests: list[Recorded] = field(default_factory=list)
     _faults: list[_Fault] = field(default_factory=list)
@@ -222,6 +239,42 @@ class FakeOpenAI:
         return {"object": "list", "data": data, "model": body.get("model", ""),
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """This server's count of a chat prompt (see `context_window`)."""
+        texts = [str(m.get("content", "")) for m in body.get("messages") or []]
+        if self.prompt_scale is None:
+            return sum(4 + len(fake_tokens(t)) for t in texts)
+        from target_core.tokens import get_counter
+
+        counter = get_counter()
+        return sum(4 + math.ceil(self.prompt_scale * counter.count(t)) for t in texts)
+
+    def window_refusal(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The 400 body refusing a prompt over `context_window`, or None."""
+        window = self.context_window
+        prompt = self.prompt_tokens(body)
+        if window is None or prompt <= window:
+            return None
+        asked = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+        messages = {
+            "llama.cpp": f"request ({prompt} tokens) exceeds the available context size "
+                         f"({window} tokens), try increasing it",
+            "vllm": f"This model's maximum context length is {window} tokens. However, you "
+                    f"requested {prompt + asked} tokens ({prompt} in the messages, {asked} "
+                    "in the completion). Please reduce the length of the messages or "
+                    "completion.",
+            "vllm-new": f"This model's maximum context length is {window} tokens. However, "
+                        f"your request has {prompt} input tokens. Please reduce the length "
+                        "of the input messages.",
+            "ollama": "the input length exceeds the context length"}
+        error: dict[str, Any] = {"code": 400, "message": messages[self.window_error],
+                                 "type": "exceed_context_size_error"
+                                 if self.window_error == "llama.cpp"
+                                 else "invalid_request_error"}
+        if self.window_error == "llama.cpp":
+            error |= {"n_prompt_tokens": prompt, "n_ctx": window}
+        return {"error": error}
+
     def chat(self, body: dict[str, Any]) -> dict[str, Any]:
         answer = self.chat_responder(body)
         if isinstance(answer, dict):
@@ -229,9 +282,18 @@ class FakeOpenAI:
         prompt = sum(len(_WORDS.findall(str(m.get("content", ""))))
                      for m in body.get("messages") or [])
         completion = len(_WORDS.findall(answer))
+        finish = self.finish_reason
+        asked = body.get("max_tokens") or body.get("max_completion_tokens")
+        if finish == "length" and isinstance(asked, int):
+            completion = asked
+        if self.context_window is not None:
+            prompt = self.prompt_tokens(body)
+            if isinstance(asked, int) and prompt + asked > self.context_window:
+                answer, finish = answer[:len(answer) // 2], "length"
+                completion = self.context_window - prompt
         return {"id": f"chatcmpl-fake-{len(self.requests)}", "object": "chat.completion",
                 "created": 0, "model": self.served_model or body.get("model", ""),
-                "choices": [{"index": 0, "finish_reason": self.finish_reason,
+                "choices": [{"index": 0, "finish_reason": finish,
                              "message": {"role": "assistant", "content": answer}}],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                           "total_tokens": prompt + completion}}
@@ -323,6 +385,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if (fake.llama_cpp_python and self.path == "/v1/chat/completions"
                     and isinstance(form, dict) and form.get("type") == "json_schema"):
                 return self._error(500, LLAMA_CPP_PYTHON_500, "internal_server_error")
+            if (self.path == "/v1/chat/completions" and isinstance(body, dict)
+                    and (refusal := fake.window_refusal(body)) is not None):
+                return self._send(400, json.dumps(refusal).encode())
             route = routes.get(self.path)
             if route is None:
                 return self._error(404, f"no route {self.path}", "invalid_request_error")

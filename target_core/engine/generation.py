@@ -31,6 +31,7 @@ from target_core.generators.sql_prompt_options import (
     FewShotPool,
     parse_prompt_options,
 )
+from target_core.llm.error_classes import classify_error
 from target_core.metrics.downstream import DownstreamOutcome, per_query_downstream
 from target_core.metrics.facts import FACT_LABELS, gold_label, map_prediction
 from target_core.metrics.gtr import gtr_query_metrics
@@ -83,14 +84,26 @@ class DownstreamStep:
                               prompts=self.prompts, options=self.options,
                               examples=self.examples(query))
 
-    def __call__(self, query: Query, ranked: Sequence[TableKey]
-                 ) -> tuple[dict[str, Any], dict[str, float]]:
-        context = self.context(query, ranked)
+    def _generate(self, query: Query, context: Context) -> Generation:
+        """The generator's answer, or, when the window holds none of the query's tables,
+        the failure that says so, without a request (a prompt is never sent without
+        them)."""
+        if no_room := context.cut.get("no_room"):
+            return Generation(answer="", error=str(no_room), error_class="window")
         task = self.evaluator.dataset.task
         messages = self.messages(query, context.text, no_context=context.mode == "none")
         reply = "text" if task == "sql" and self.prompts == SEED002_SET else "json"
-        generation = self.generator.generate(GenerationRequest(task, query.query, context,
-                                                               messages, sql_reply=reply))
+        return self.generator.generate(GenerationRequest(task, query.query, context,
+                                                         messages, sql_reply=reply))
+
+    def __call__(self, query: Query, ranked: Sequence[TableKey]
+                 ) -> tuple[dict[str, Any], dict[str, float]]:
+        context = self.context(query, ranked)
+        generation = self._generate(query, context)
+        if _server_refused_prompt(generation, context) and self.contexts.limit is not None:
+            # the refusal taught the window and the server's count: fitted again, once
+            context = self.context(query, ranked)
+            generation = self._generate(query, context)
         record, metrics = self.evaluator.evaluate(query, generation, context,
                                                   generator=self.generator.spec,
                                                   label=self.generator.label)
@@ -149,7 +162,13 @@ class Evaluator:
 
     def _evaluate_sql(self, query: Query, generation: Generation, context: Context
                       ) -> dict[str, Any]:
-        from target_core.sql import classify, compare_results, exact_set_match, execute
+        from target_core.sql import (
+            classify,
+            compare_results,
+            database_class,
+            exact_set_match,
+            execute,
+        )
         from target_core.sql.schema import read_schema
 
         gold_sql = query.sql or str(query.answer)
@@ -163,9 +182,12 @@ class Evaluator:
                            timeout_s=self.limits.timeout_s, row_cap=self.limits.row_cap)
             comparison = compare_results(gold, pred, gold_sql=gold_sql) if pred.ok else None
         error_class = classify(gold, pred, comparison, predicted_database=chosen,
-                               gold_database=query.database_id)
-        if written and pred is None:  # no database to run it on
-            error_class = "wrong_database"
+                               gold_database=query.database_id,
+                               shown_databases=context.databases)
+        if written and pred is None:  # no database to run it on: none retrieved, or one
+            # the prompt never showed (an invented id is the generator's error)
+            error_class = database_class(chosen, query.database_id,
+                                         context.databases) or "wrong_database"
         if comparison is not None and comparison.set_equal:
             error_class = "correct"  # TARGET's rule: equal result sets, whatever the database
         if generation.error:
@@ -188,8 +210,9 @@ class Evaluator:
                   "ves": self._ves(query, gold_sql, generation, chosen,
                                    correct=flags["execution_match"]).to_dict()}
         if written and chosen not in self.dataset.databases:
-            record["pred_error"] = (f"database '{chosen}' is not part of this dataset"
-                                    if chosen else "no database was chosen or retrieved")
+            record["pred_error"] = (f"database '{chosen}' is not part of this dataset (the "
+                                    "prompt did not show it)" if chosen
+                                    else "no database was chosen or retrieved")
         return record
 
     def _ves(self, query: Query, gold_sql: str, generation: Generation, chosen: str | None,
@@ -214,6 +237,12 @@ class Evaluator:
             return VesTiming(score=0.0, reward=0.0, repeats=self.ves_repeats,
                              error=f"timing failed: {error}")
         return ves_of_timing(timing.gold_s, timing.pred_s)
+
+
+def _server_refused_prompt(generation: Generation, context: Context) -> bool:
+    """The server refused the prompt as longer than its context (error class window)."""
+    return bool(generation.error and not context.cut.get("no_room")
+                and classify_error(generation.error) == "window")
 
 
 def downstream_outcome(query: Query, record: dict[str, Any], task: str) -> DownstreamOutcome:

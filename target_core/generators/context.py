@@ -21,7 +21,11 @@ A generator with a context window (`prompt_limit(task)`, e.g. the OpenAI-compati
 lowers the budget to what the window leaves: the window minus the reply's max tokens,
 a margin, and the tokens of the prompt without its tables, all counted with the
 generator's own counter (llama.cpp's tokenizer where the server has one). The cut
-records the window (`window`, `reply_tokens`) beside the budget actually used.
+records the window (`window`, `reply_tokens`) beside the budget actually used. When the
+window leaves no room for even one table (or one table of the schema) that the run's
+own budget would have held, the cut says why under `no_room` (the window, the prompt's
+size, the setting that would help), and the query fails without a request: a prompt
+without its tables is never sent in their place.
 """
 
 from __future__ import annotations
@@ -109,6 +113,8 @@ class ContextBuilder:
         self.limit = limit
         self._budget = generation.token_budget
         self._window: dict[str, Any] = {}
+        self._limit: PromptLimit | None = None
+        self._overhead = 0
         self._schemas: dict[str, tuple[SchemaTable, ...]] = {}
 
     def keys_for(self, query: Query, ranked: Sequence[TableKey]) -> list[TableKey]:
@@ -138,10 +144,11 @@ class ContextBuilder:
         if limit is None:
             return
         self.counter = limit.counter
+        self._limit = limit
         bare = self.messages(query, "") if self.messages is not None else build_messages(
             self.dataset.task, query.query, "", no_context=self.generation.context == "none",
             today=query.meta.get("reference_date"), prompts=self.generation.prompt_set)
-        overhead = sum(self.counter.count(m["content"]) for m in bare)
+        overhead = self._overhead = sum(self.counter.count(m["content"]) for m in bare)
         self._budget = max(0, min(self.generation.token_budget, limit.tokens - overhead))
         self._window = {"window": limit.window, "reply_tokens": limit.reply_tokens,
                         "window_source": limit.source}
@@ -165,11 +172,14 @@ class ContextBuilder:
             left -= cost
             cuts.append({"key": list(key), "rows_kept": shown.n_rows,
                          "rows_total": table.n_rows})
+        cut = {"budget": budget, "tokens": budget - left, "exact": self.counter.exact,
+               "tables": cuts, "dropped": dropped, **self._window}
+        if not tables and dropped:
+            first = self.dataset.table_index[tuple(dropped[0])]  # type: ignore[index]
+            self._no_room(cut, self.counter.count(table_text(_with_rows(first, 0),
+                                                             self.view)))
         return Context(mode=self.generation.context, tables=tuple(tables),
-                       text="\n\n".join(texts),
-                       cut={"budget": budget, "tokens": budget - left,
-                            "exact": self.counter.exact, "tables": cuts, "dropped": dropped,
-                            **self._window})
+                       text="\n\n".join(texts), cut=cut)
 
     # --- text-to-SQL --------------------------------------------------------------------------
 
@@ -200,12 +210,24 @@ class ContextBuilder:
                 parts.append(header + "".join(f"\n\n{s}" for s in statements)
                              + "\n\n---\n")
         used = [d for d in databases if any(t.database_id == d for t in shown)]
+        cut = {"budget": budget, "tokens": budget - left, "exact": self.counter.exact,
+               "tables": [{"key": [t.database_id, t.name]} for t in shown],
+               "dropped": dropped, **self._window}
+        if not shown and dropped:
+            database_id, name = dropped[0]
+            table = next(t for t in self.schema(database_id) if t.name == name)
+            header = f"\nDatabase Name: {database_id}\nSchema:"
+            self._no_room(cut, self.counter.count(header)
+                          + self.counter.count(self._statement(table)) + 2)
         return Context(mode=self.generation.context, schema=tuple(shown),
-                       databases=tuple(used), text="".join(parts),
-                       cut={"budget": budget, "tokens": budget - left,
-                            "exact": self.counter.exact,
-                            "tables": [{"key": [t.database_id, t.name]} for t in shown],
-                            "dropped": dropped, **self._window})
+                       databases=tuple(used), text="".join(parts), cut=cut)
+
+    def _no_room(self, cut: dict[str, Any], first: int) -> None:
+        """Records why no table entered when the window, not the run's own token budget,
+        left too little for the first one (`first` tokens)."""
+        if self._limit is None or first > self.generation.token_budget:
+            return  # no window, or the run's own budget holds no table: its choice
+        cut["no_room"] = self._limit.too_small(self._overhead + first, self._overhead)
 
     def _statement(self, table: SchemaTable) -> str:
         """The table's CREATE statement, then its view context lines as SQL comments."""

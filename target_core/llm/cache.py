@@ -1,8 +1,11 @@
 """The response cache: a model's reply stored under (model, messages, response format).
 
 A rerun of the same prompts costs nothing and gives the same answers. Only successful
-replies are stored. SQLite in the workspace (`cache/chat.sqlite`), one short
-transaction per write, safe for the runner's worker threads and for several processes.
+replies are stored, with the server's finish_reason, so a reply the context window cut
+short stays `truncated` on a rerun (a cache made before that column has none: the reader
+then judges by the reply's length). SQLite in the workspace (`cache/chat.sqlite`), one
+short transaction per write, safe for the runner's worker threads and for several
+processes.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ class CachedReply:
     content: str
     tokens_in: int | None
     tokens_out: int | None
+    finish_reason: str | None = None
 
 
 def cache_key(model: str, messages: Sequence[Mapping[str, str]],
@@ -43,6 +47,9 @@ class ResponseCache:
             self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, "
                              "model TEXT NOT NULL, content TEXT NOT NULL, tokens_in INTEGER, "
                              "tokens_out INTEGER, created_at REAL NOT NULL)")
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(replies)")}
+            if "finish_reason" not in columns:  # a cache file made before the column
+                self._db.execute("ALTER TABLE replies ADD COLUMN finish_reason TEXT")
 
     @classmethod
     def in_workspace(cls, workspace: Path) -> ResponseCache:
@@ -50,15 +57,17 @@ class ResponseCache:
 
     def get(self, key: str) -> CachedReply | None:
         with self._lock:
-            row = self._db.execute("SELECT content, tokens_in, tokens_out FROM replies "
-                                   "WHERE key = ?", [key]).fetchone()
+            row = self._db.execute("SELECT content, tokens_in, tokens_out, finish_reason "
+                                   "FROM replies WHERE key = ?", [key]).fetchone()
         return CachedReply(*row) if row else None
 
     def put(self, key: str, model: str, reply: CachedReply) -> None:
         with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
+            self._db.execute("INSERT OR REPLACE INTO replies (key, model, content, "
+                             "tokens_in, tokens_out, created_at, finish_reason) VALUES "
+                             "(?, ?, ?, ?, ?, ?, ?)",
                              [key, model, reply.content, reply.tokens_in, reply.tokens_out,
-                              time.time()])
+                              time.time(), reply.finish_reason])
 
     def __len__(self) -> int:
         with self._lock:

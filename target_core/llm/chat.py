@@ -12,9 +12,19 @@ reply outside (`JsonReply.error`, `Generation.error`); only a rejected key (HTTP
 raises, as ConfigError, since every other call would fail the same way.
 
 Each task sends its `max_tokens` (TARGET_MAX_TOKENS_QA, _FACT, _SQL, _SUMMARY, _WRITER,
-_JUDGE, _HYSE); a reply the server cut there (finish_reason "length") is kept and marked
-`truncated`. `prompt_limit(task)` says what the context window leaves for a prompt
-(llm.window). Requests in flight (`concurrency`) are TARGET_GENERATION_CONCURRENCY
+_JUDGE, _HYSE); a reply the server cut (finish_reason "length") is kept and marked
+`truncated`, and its error says what cut it: max_tokens, or the context window when
+prompt and reply filled it first (then raising max_tokens does not help).
+`prompt_limit(task)` says what the context window leaves for a prompt (llm.window); a
+server's refusal of a prompt as too long teaches it the window and how far our count
+is from the server's (`llm.window.learn_share`), so the next prompt fits.
+
+Sampling follows the settings (TARGET_TEMPERATURE, _FREQUENCY_PENALTY,
+_PRESENCE_PENALTY in OpenAI's vocabulary; llama.cpp's _REPEAT_PENALTY and
+_DRY_MULTIPLIER only to a llama.cpp server, so an external one gets the repetition
+control `local:` gets); what was sent is in `run_details()` and in the cache key.
+
+Requests in flight (`concurrency`) are TARGET_GENERATION_CONCURRENCY
 capped by the server's slots; unset, the slots, else 1 for a server on this machine,
 else 4.
 
@@ -22,9 +32,10 @@ Structured output is negotiated per server and model: strict json_schema, then
 json_object with the schema, then the prompt alone; a refusal steps down once and is
 remembered for the process and in the response cache. The model id the server answers
 with is kept (`served_model`); one that is not the model asked for is logged once.
-Replies are cached under (server, model, max tokens, messages, response format),
-hashed: a rerun costs nothing. A cached reply that used all its max tokens counts as
-truncated.
+Replies are cached under (server, model, max tokens, sampling other than temperature 0,
+messages, response format), hashed: a rerun costs nothing. A cached reply keeps the
+server's finish_reason (a cache from before: one that used all its max tokens counts as
+truncated).
 """
 
 from __future__ import annotations
@@ -41,10 +52,12 @@ from target_core.errors import ConfigError
 from target_core.llm.cache import CachedReply, ResponseCache, cache_key
 from target_core.llm.client import (
     FORMAT_STEPS,
+    OPENAI_SAMPLING,
     CallFailed,
     ChatReply,
     FormatRejected,
     LLMClient,
+    WindowExceeded,
     format_step,
     learned_window,
     refuse_format,
@@ -56,6 +69,9 @@ from target_core.llm.window import (
     PROMPT_MARGIN,
     PromptLimit,
     ServerCounter,
+    learn_share,
+    learned_share,
+    share_after,
 )
 from target_core.tokens import TokenCounter, get_counter
 
@@ -100,19 +116,56 @@ class JsonReply:
     served_model: str | None = None
 
 
+REPLY_SETTINGS = ("context_window", "sampling", "max_tokens")
+"""What of a model's `run_details` shapes its replies: a run's replies made under two
+values of one of them are not one run's."""
+
+
+def changed_settings(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """"name [key] before -> now" for each REPLY_SETTINGS entry (or key of one) recorded
+    in `before` that differs now ([] when nothing was recorded, as for a run stored
+    before they were)."""
+    changed = []
+    for name in (n for n in REPLY_SETTINGS if n in before):
+        old, new = before[name], now.get(name)
+        if isinstance(old, Mapping) and isinstance(new, Mapping):
+            changed += [f"{name} {key} {old.get(key)} -> {new.get(key)}"
+                        for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
+        elif old != new:
+            changed.append(f"{name} {old} -> {new}")
+    return changed
+
+
+def default_model(client: LLMClient) -> str:
+    """The model an `openai` spec without one asks for: gpt-4o-mini on OpenAI; on another
+    server the one model it lists (GET /v1/models: vLLM, llama.cpp and most servers serve
+    one, and vLLM refuses any other name), so the run is labelled by the model that
+    answers; gpt-4o-mini, with a warning, when it lists none or several."""
+    if is_openai(client.base_url):
+        return DEFAULT_MODEL
+    listed = client.probe(DEFAULT_MODEL).models
+    if len(listed) == 1:
+        return listed[0]
+    log.warning("%s lists %s; asking for %s (name a model with openai:MODEL)", client.server,
+                f"{len(listed)} models" if listed else "no models", DEFAULT_MODEL)
+    return DEFAULT_MODEL
+
+
 class ChatModel:
     """Chat completions on an OpenAI-compatible server (see the module docstring)."""
 
-    def __init__(self, settings: Settings, model: str = DEFAULT_MODEL, *,
+    def __init__(self, settings: Settings, model: str | None = None, *,
                  cache: ResponseCache | None = None, timeout: float | None = None,
                  max_retries: int | None = None, concurrency: int | None = None,
                  base_url: str | None = None, api_key: str | None = None,
                  max_tokens: Mapping[str, int] | None = None,
                  context_window: int | None = None, cache_identity: str | None = None
                  ) -> None:
-        """`cache_identity` names the model in the response cache (default: the server's
-        URL and the model): a caller whose server changes port per process (`local:`)
-        passes the model file's identity, so a rerun reuses its replies."""
+        """`model` None: gpt-4o-mini on OpenAI, elsewhere the one model the server lists
+        (`default_model`). `cache_identity` names the model in the response cache
+        (default: the server's URL and the model): a caller whose server changes port per
+        process (`local:`) passes the model file's identity, so a rerun reuses its
+        replies."""
         key = api_key or settings.openai_api_key
         if not key:
             raise ConfigError(
@@ -120,13 +173,13 @@ class ChatModel:
                 "OpenAI-compatible server that ignores keys, any non-empty value), and "
                 "OPENAI_BASE_URL to use a compatible server such as vLLM, Ollama or "
                 "llama.cpp (e.g. http://localhost:11434/v1)")
-        self.model = model
-        self.spec = f"openai:{model}"
         self.client = LLMClient(base_url or settings.openai_base_url, key,
                                 timeout=timeout or settings.openai_timeout,
                                 retries=(settings.openai_retries if max_retries is None
                                          else max_retries))
         self.base_url = self.client.base_url
+        self.model = model = model or default_model(self.client)
+        self.spec = f"openai:{model}"
         self.cache_identity = cache_identity or f"{self.base_url}|{self.model}"
         self.label = f"{model} (OpenAI-compatible, {self.server})"
         self.timeout = self.client.timeout
@@ -136,6 +189,7 @@ class ChatModel:
         self._asked_concurrency = concurrency or settings.generation_concurrency
         self._concurrency: int | None = None
         self._default_window = context_window or settings.context_window
+        self._sampling = dict(settings.sampling)
         self._token_timeout = settings.token_timeout
         self._lock = threading.Lock()
         self._formats_read = False
@@ -177,21 +231,33 @@ class ChatModel:
         reply = self.max_tokens.get(task, MAX_TOKENS["qa"])
         room = window - reply - PROMPT_MARGIN
         fallback = get_counter(timeout=self._token_timeout)
-        if info.tokenize:
-            counter: TokenCounter = ServerCounter(self.client, fallback)
-        else:
-            counter = fallback
-            if not is_openai(self.base_url):
-                room = int(room * FOREIGN_COUNT_SHARE)
-        return PromptLimit(max(0, room), window, reply, counter, source)
+        counter: TokenCounter = (ServerCounter(self.client, fallback) if info.tokenize
+                                 else fallback)
+        share = learned_share(self.base_url, self.model) or (
+            1.0 if info.tokenize or is_openai(self.base_url) else FOREIGN_COUNT_SHARE)
+        where = ("TARGET_LOCAL_CONTEXT" if self.spec.startswith("local:") else
+                 "TARGET_CONTEXT_WINDOW" if source == "TARGET_CONTEXT_WINDOW" else
+                 "the server's context size, llama.cpp's --ctx-size per slot"
+                 if info.llama_cpp else "the server's context length")
+        return PromptLimit(max(0, int(room * share)), window, reply, counter, source,
+                           f"TARGET_MAX_TOKENS_{task.upper()}", where, share)
 
     def run_details(self) -> dict[str, Any]:
-        """What a run records about the server: the context window and where it came
-        from, slots, and the models it lists."""
+        """What a run records about the server: the context window, slots, the models
+        it lists, the sampling settings sent to it and the max tokens per task (the
+        REPLY_SETTINGS among them shape every reply: `changed_settings`)."""
         info = self.client.probe(self.model)
         return {"context_window": learned_window(self.base_url, self.model)
                 or info.context_window or self._default_window,
-                "server_slots": info.slots, "server_models": list(info.models)}
+                "server_slots": info.slots, "server_models": list(info.models),
+                "sampling": self.sampling(), "max_tokens": dict(self.max_tokens)}
+
+    def sampling(self) -> dict[str, float]:
+        """The sampling settings this server is sent (ServerInfo.sampling); the server
+        is asked what it is only when a setting is not OpenAI's."""
+        if all(name in OPENAI_SAMPLING for name in self._sampling):
+            return dict(self._sampling)
+        return self.client.probe(self.model).sampling(self._sampling)
 
     # --- JSON replies --------------------------------------------------
 
@@ -223,6 +289,11 @@ class ChatModel:
         """The reply and whether it came from the cache; steps down the structured-output
         ladder when the server refuses a format (once per server and model)."""
         max_tokens = self.max_tokens.get(task, MAX_TOKENS["qa"])
+        sampling = self.sampling()
+        # greedy decoding alone keeps the key it had before sampling was a setting
+        varied = {k: v for k, v in sorted(sampling.items()) if (k, v) != ("temperature", 0)}
+        identity = f"{self.cache_identity}|max{max_tokens}" + (
+            f"|{json.dumps(varied)}" if varied else "")
         self._read_formats()
         step = format_step(self.base_url, self.model) if structured else len(FORMAT_STEPS) - 1
         if schema is None and structured:
@@ -230,15 +301,17 @@ class ChatModel:
         while True:
             form = response_format(step, schema)
             # the server is part of the model's identity: "llama3" on Ollama and vLLM differ
-            key = cache_key(f"{self.cache_identity}|max{max_tokens}", messages, form)
+            key = cache_key(identity, messages, form)
             if self.cache is not None and (hit := self.cache.get(key)) is not None:
                 out = hit.tokens_out
-                return ChatReply(hit.content, hit.tokens_in, out,
-                                 "length" if out is not None and out >= max_tokens
-                                 else "stop"), True
+                return ChatReply(hit.content, hit.tokens_in, out, hit.finish_reason or (
+                    "length" if out is not None and out >= max_tokens else "stop")), True
             try:
                 reply = self.client.chat(messages, model=self.model, max_tokens=max_tokens,
-                                         response_format=form)
+                                         response_format=form, sampling=sampling)
+            except WindowExceeded as exc:
+                self._learn_count(exc, messages, task)
+                raise
             except FormatRejected as exc:
                 refuse_format(self.base_url, self.model, step)
                 self._write_formats()
@@ -248,8 +321,8 @@ class ChatModel:
                 continue
             self._check_served(reply)
             if self.cache is not None:
-                self.cache.put(key, self.model, CachedReply(reply.content, reply.tokens_in,
-                                                            reply.tokens_out))
+                self.cache.put(key, self.model, CachedReply(
+                    reply.content, reply.tokens_in, reply.tokens_out, reply.finish_reason))
             return reply, False
 
     def _check_served(self, reply: ChatReply) -> None:
@@ -260,11 +333,35 @@ class ChatModel:
         log.warning("%s answered with model %r, not %r as asked; each query records the "
                     "model that answered", self.server, reply.served_model, self.model)
 
+    def _learn_count(self, exc: WindowExceeded, messages: Sequence[Mapping[str, str]],
+                     task: str) -> None:
+        """After a refusal as too long: the share of the window our counts may fill."""
+        limit = self.prompt_limit(task)
+        ours = sum(limit.counter.count(m["content"]) for m in messages)
+        share = share_after(exc.overflow, ours, limit.share)
+        learn_share(self.base_url, self.model, share)
+        log.warning("%s refused a prompt of %d tokens by our count (%s by its own) as too "
+                    "long; prompts now fill %.0f%% of the window's room", self.server, ours,
+                    exc.overflow.prompt_tokens or "no count", share * 100)
+
     def _cut_note(self, reply: ChatReply, task: str) -> str:
+        """What cut a truncated reply, and the setting that would help."""
         if not reply.truncated:
             return ""
-        return (f"; the reply was cut at {self.max_tokens.get(task)} tokens "
-                f"(raise TARGET_MAX_TOKENS_{task.upper()})")
+        asked = self.max_tokens.get(task, MAX_TOKENS["qa"])
+        out = reply.tokens_out
+        if out is None or out >= asked:
+            return (f"; the reply was cut at {asked} tokens (raise "
+                    f"TARGET_MAX_TOKENS_{task.upper()})")
+        limit = self.prompt_limit(task)
+        if reply.tokens_in is not None and reply.tokens_in + out + 8 < limit.window:
+            return (f"; the reply was cut at {out} tokens, below its max_tokens ({asked}): "
+                    "the server's own cap on a reply (llama.cpp's --n-predict) cut it")
+        return (f"; the reply was cut at {out} tokens when prompt and reply filled the "
+                f"{limit.window}-token window ({limit.source}), below its max_tokens "
+                f"({asked}: raising TARGET_MAX_TOKENS_{task.upper()} does not help); raise "
+                f"the window ({limit.window_setting}) or give the prompt fewer tokens "
+                "(the run's token budget)")
 
     # the negotiated step outlives the process in the response cache, under its own key
     def _formats_key(self) -> str:

@@ -49,6 +49,7 @@ from target_core.llm.servers import (
     scrub,
     server_label,
 )
+from target_core.llm.window import Overflow, overflow_in
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +62,8 @@ MAX_WAIT = 60.0
 FORMAT_STEPS = ("json_schema", "json_object", "prompt")
 """Structured-output steps, strictest first."""
 _REJECTS_FORMAT = re.compile(r"response_format|json_schema|json_object|schema", re.I)
-_WINDOW_IN_MESSAGE = re.compile(
-    r"(?:context window of|maximum context length is|context size(?: is)?|n_ctx\W+)\s*(\d{3,})",
-    re.I)
+OPENAI_SAMPLING = ("temperature", "frequency_penalty", "presence_penalty")
+"""Sampling settings in OpenAI's vocabulary (every compatible server takes them)."""
 
 
 class CallFailed(Exception):
@@ -77,6 +77,14 @@ class CallFailed(Exception):
 
 class FormatRejected(CallFailed):
     """The server refused the response_format (deterministic: step down, never retry)."""
+
+
+class WindowExceeded(CallFailed):
+    """The server refused the prompt as longer than its context (llm.window.overflow_in)."""
+
+    def __init__(self, message: str, overflow: Overflow, *, status: int, body: str) -> None:
+        super().__init__(message, status=status, body=body)
+        self.overflow = overflow
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,15 @@ class ServerInfo:
     llama_cpp: bool = False
     models: tuple[str, ...] = ()
     """Ids the models list names."""
+    params: tuple[str, ...] = ()
+    """Sampling settings llama.cpp's /props lists (repeat_penalty, dry_multiplier, ...)."""
+
+    def sampling(self, wanted: Mapping[str, float]) -> dict[str, float]:
+        """What of `wanted` this server takes: OpenAI's settings always, the others
+        (llama.cpp's repeat_penalty, dry_multiplier) only on llama.cpp, where it lists them."""
+        return {name: value for name, value in wanted.items()
+                if name in OPENAI_SAMPLING or (self.llama_cpp and (
+                    not self.params or name in self.params))}
 
 
 _FORMATS: dict[tuple[str, str], int] = {}
@@ -148,13 +165,21 @@ class LLMClient:
     # --- chat ---------------------------------------------------------------------------
 
     def chat(self, messages: Sequence[Mapping[str, str]], *, model: str, max_tokens: int,
-             response_format: Mapping[str, Any] | None = None) -> ChatReply:
-        """One chat completion at temperature 0. Raises CallFailed (FormatRejected when
-        the server refuses `response_format`) or ConfigError (a rejected key)."""
+             response_format: Mapping[str, Any] | None = None,
+             sampling: Mapping[str, float] | None = None) -> ChatReply:
+        """One chat completion, at temperature 0 unless `sampling` says otherwise (other
+        than OPENAI_SAMPLING's settings go in the body as they are: ServerInfo.sampling
+        says which a server takes). Raises CallFailed (FormatRejected when the server
+        refuses `response_format`, WindowExceeded when the prompt is too long) or
+        ConfigError (a rejected key)."""
         # OpenAI's newer models refuse max_tokens; other servers may not know the new name
         limit = "max_completion_tokens" if is_openai(self.base_url) else "max_tokens"
-        options: dict[str, Any] = {"model": model, "temperature": 0, limit: max_tokens,
-                                   "messages": [dict(m) for m in messages]}
+        wanted = {"temperature": 0, **(sampling or {})}
+        options: dict[str, Any] = {"model": model, limit: max_tokens,
+                                   "messages": [dict(m) for m in messages],
+                                   **{k: v for k, v in wanted.items() if k in OPENAI_SAMPLING}}
+        if extra := {k: v for k, v in wanted.items() if k not in OPENAI_SAMPLING}:
+            options["extra_body"] = extra
         if response_format is not None:
             options["response_format"] = dict(response_format)
         where = f"{self.server} (model {model})"
@@ -222,8 +247,11 @@ class LLMClient:
                 if formats and status in (400, 422, 500) and _REJECTS_FORMAT.search(raw):
                     raise FormatRejected(f"HTTP {status} from {where}: {message}",
                                          status=status, body=raw) from None
-                if status == 400 and (window := _window_in(raw)) is not None:
-                    learn_window(self.base_url, model, window)
+                if status in (400, 413, 500) and (over := overflow_in(raw, exc.body)):
+                    if over.window is not None:
+                        learn_window(self.base_url, model, over.window)
+                    raise WindowExceeded(f"HTTP {status} from {where}: {message}", over,
+                                         status=status, body=raw) from None
                 raise CallFailed(f"HTTP {status} from {where}: {message}{tried}",
                                  status=status, body=raw) from None
             except (openai.APIError, ValueError) as exc:  # malformed JSON, unexpected shapes
@@ -248,6 +276,7 @@ class LLMClient:
 
     def _probe(self, model: str) -> ServerInfo:
         window, source, slots, batch, tokenize, llama = None, "", None, None, False, False
+        params: tuple[str, ...] = ()
         if not is_openai(self.base_url):
             props = self._get_json(f"{self.root}/props")
             settings = props.get("default_generation_settings") if props else None
@@ -258,6 +287,8 @@ class LLMClient:
                 slots = _positive(props.get("total_slots")) if props else None
                 batch = _positive(settings.get("n_ubatch") or (props or {}).get("n_ubatch"))
                 tokenize = self.tokenize("a") is not None
+                listed_params = settings.get("params")
+                params = tuple(listed_params) if isinstance(listed_params, dict) else ()
         listed = self._get_json(f"{self.base_url}/models") or {}
         entries = [e for e in listed.get("data") or [] if isinstance(e, dict)]
         models = tuple(str(e.get("id")) for e in entries if e.get("id"))
@@ -270,9 +301,10 @@ class LLMClient:
                 if window:
                     source = "the server's models list"
                     break
-        if window is None and (window := known_window(model)):
+        # a model named like OpenAI's elsewhere (a proxy, Ollama) may have any window
+        if window is None and is_openai(self.base_url) and (window := known_window(model)):
             source = "OpenAI's published window"
-        return ServerInfo(window, source, slots, tokenize, batch, llama, models)
+        return ServerInfo(window, source, slots, tokenize, batch, llama, models, params)
 
     def _get_json(self, url: str, body: Any = None) -> dict[str, Any] | None:
         """A JSON object from the server (GET, or POST with `body`), or None for any
@@ -376,11 +408,6 @@ def _server_message(exc: Any, raw: str) -> str:
         elif isinstance(error, str) and error:
             return error
     return raw.strip() or str(exc.message)
-
-
-def _window_in(text: str) -> int | None:
-    found = _WINDOW_IN_MESSAGE.search(text)
-    return int(found.group(1)) if found else None
 
 
 def _positive(value: Any) -> int | None:

@@ -12,10 +12,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-ERROR_CLASSES = ("timeout", "connection", "rate_limit", "auth", "http", "truncated",
-                 "malformed", "other")
+ERROR_CLASSES = ("timeout", "connection", "rate_limit", "auth", "window", "http",
+                 "truncated", "malformed", "other")
 """timeout: no reply in time; connection: the server could not be reached; rate_limit:
 HTTP 429 after the retries; auth: the key or the access was refused (HTTP 401, 403);
+window: the prompt does not fit the model's context window (the server refused it as
+too long, or not even one table fits beside the reply's max tokens: nothing was sent);
 http: any other HTTP error status; truncated: the reply was cut (the token limit,
 finish_reason "length"); malformed: a reply that is not what was asked for (no text, not
 the JSON object); other: anything else (e.g. a local generator's exception)."""
@@ -24,6 +26,9 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # a status code first: the server's own words after it may say anything
     ("rate_limit", re.compile(r"rate.?limit|HTTP 429", re.I)),
     ("auth", re.compile(r"HTTP 40[13]\b|API key|unauthori[sz]ed|forbidden", re.I)),
+    # the server's refusal of a long prompt, or ours before sending (llm.window)
+    ("window", re.compile(r"does not fit the context window|exceeds? the (?:available )?"
+                          r"context|maximum context length|context.length.exceeded", re.I)),
     ("http", re.compile(r"HTTP \d{3}\b")),
     ("timeout", re.compile(r"timed? ?out|timeout|no reply .* within", re.I)),
     ("connection", re.compile(r"cannot connect|could not connect|"
@@ -31,7 +36,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("truncated", re.compile(r"truncated|finish_reason\W*length|max_tokens|token limit|"
                              r"cut at \d+ tokens", re.I)),
     ("malformed", re.compile(r"malformed|not the JSON|not a JSON|no text content|"
-                             r"no choices|invalid JSON", re.I)),
+                             r"no choices|invalid JSON|names no label", re.I)),
 )
 
 

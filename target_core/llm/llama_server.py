@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from target_core.config import Settings
+from target_core.config import SAMPLING_DEFAULTS, Settings
 from target_core.errors import ConfigError, UnknownNameError
 
 log = logging.getLogger(__name__)
@@ -42,8 +42,6 @@ log = logging.getLogger(__name__)
 GGUF_MAGIC = b"GGUF"
 READY_TIMEOUT = 120.0
 """Seconds a started server may take to answer /health with "ok"."""
-DRY_MULTIPLIER = 0.8
-"""llama.cpp's suggested strength for its DRY repetition penalty (0 turns it off)."""
 MAX_REPLY_TOKENS = 512
 """The server's own cap on a reply (llama.cpp's n_predict), whatever a request asks:
 without one a small model can write until its context is full (minutes on a CPU)."""
@@ -246,7 +244,9 @@ def _start(model: LocalModel, options: ServerOptions, ready_timeout: float) -> L
     # at temperature 0 a small model repeats one phrase until max_tokens ("I'll give you
     # 1 million dollars for this one. I'll give ..."); llama.cpp's DRY sampler penalises
     # a repeated sequence, not a repeated token, so JSON's quotes and braces are free
-    params.sampling.dry_multiplier = DRY_MULTIPLIER
+    # (TARGET_DRY_MULTIPLIER's default, llama.cpp's suggested strength; requests carry the
+    # setting itself, so this only sets the server's own default)
+    params.sampling.dry_multiplier = SAMPLING_DEFAULTS["dry_multiplier"]
     if options.threads:
         params.cpuparams.n_threads = options.threads
         params.cpuparams_batch.n_threads = options.threads

@@ -3,7 +3,7 @@ benchmark builder's writer and judge, the truthfulness judge, HySE's writer): on
 chooser instead of one per caller.
 
     openai[:MODEL]      OpenAI or any OpenAI-compatible server (OPENAI_BASE_URL);
-                        default gpt-4o-mini
+                        default gpt-4o-mini on OpenAI, elsewhere the server's one model
     local:NAME          a GGUF model on llama.cpp inside this process (llm.local)
 
 `chat_model(spec, settings)` returns a ChatModel with the workspace's response cache,
@@ -43,4 +43,4 @@ def chat_model(spec: str, settings: Settings, *,
         from target_core.llm.local import local_chat
 
         return local_chat(arg, settings, cache=cache)
-    return ChatModel(settings, arg or DEFAULT_MODEL, cache=cache)
+    return ChatModel(settings, arg or None, cache=cache)

@@ -24,6 +24,12 @@ def is_openai(base_url: str) -> bool:
     return (urlsplit(base_url).hostname or "") == "api.openai.com"
 
 
+def billed_by_openai(base_url: str | None) -> bool:
+    """Requests to `base_url` (None: the default) go to OpenAI, whose prices costs.py
+    knows; any other server's model has no known price, whatever it is called."""
+    return base_url is None or is_openai(base_url)
+
+
 def known_window(model: str) -> int | None:
     """OpenAI's window for `model` or its dated snapshot (gpt-4o-mini-2024-07-18)."""
     for name in sorted(KNOWN_WINDOWS, key=len, reverse=True):
