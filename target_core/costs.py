@@ -1,8 +1,9 @@
 """Token and cost estimates before a paid run, so nobody is surprised by a bill.
 
 Embeddings: prices are USD per million input tokens as OpenAI lists them for its models
-(as of this writing; an OpenAI-compatible local server costs nothing, and a model not
-listed here gets no price). Embeddings already in Chroma are not charged again, so the
+(as of this writing; a model not listed here gets no price, and a model on any server
+but OpenAI's (OPENAI_BASE_URL) is not priced at all, whatever its name:
+llm.servers.billed_by_openai). Embeddings already in Chroma are not charged again, so the
 estimate is an upper bound for a repeated run. Generation: prompt tokens from the
 tables (or schemas) a query's context would hold, capped by the token budget, plus an
 assumed reply length per task; cached replies are free, so again an upper bound.

@@ -675,7 +675,7 @@ def test_cli_run_with_the_openai_generator(tmp_path: Path, fake_openai: FakeOpen
     assert summary["config"]["generation"]["generator"] == "openai"
     assert 0 <= summary["metrics"]["execution_accuracy"] <= 1
     assert summary["metrics"]["n_generated"] == 5
-    assert "estimate for gpt-4o-mini" in out.err and "for 5 queries" in out.err
+    assert "estimate for" not in out.err  # a server other than OpenAI's bills nothing we know
     assert len(fake_openai.chat_requests()) == 5
     assert all(r.headers["authorization"] == f"Bearer {PLANTED}"
                for r in fake_openai.chat_requests())
@@ -685,8 +685,7 @@ def test_cli_run_with_the_openai_generator(tmp_path: Path, fake_openai: FakeOpen
     assert main(argv) == 2
     out = capsys.readouterr()
     assert out.out == ""
-    estimate, error = out.err.splitlines()  # the cost estimate, then the one-line error
-    assert estimate.startswith("estimate for ")
+    (error,) = out.err.splitlines()  # the one-line error
     assert error.startswith("error: ") and "rejected the API key" in error
     assert PLANTED not in out.err
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from target_core.cli.analysis import ANALYSIS_COMMANDS, analysis_arguments
 from target_core.cli.benchgen import BENCHGEN_COMMANDS, benchgen_arguments
-from target_core.cli.format import ProgressBar, format_rows, run_summary
+from target_core.cli.format import ProgressBar, format_rows, run_notes, run_summary
 from target_core.cli.haystack import HAYSTACK_COMMANDS, haystack_arguments
 from target_core.cli.importing import IMPORT_COMMANDS, import_arguments
 from target_core.cli.jobs import JOB_COMMANDS, job_arguments, print_launch
@@ -259,8 +259,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     for key in ("run_id", "dataset", "task", "retriever", "status", "n_queries", "n_done"):
         print(f"{key:<12} {data[key]}")
-    if record.error:
-        print(f"{'error':<12} {record.error}")
+    for label, note in run_notes(record):
+        print(f"{label:<12} {note}")
     print(f"{'view':<12} {record.config.view.label} (top_k {record.config.top_k})")
     if (generation := record.config.generation) is not None:
         print(f"{'generation':<12} {record.config.label}, {generation.prompt_set} prompts")

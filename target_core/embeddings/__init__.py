@@ -56,6 +56,15 @@ def _openai_model(arg: str) -> str:
     return arg or DEFAULT_MODEL
 
 
+def _openai_paid(arg: str) -> str | None:
+    """The embedding model OpenAI bills for this spec, or None on another server
+    (OPENAI_BASE_URL): a self-hosted model has no known price."""
+    from target_core.config import load_settings
+    from target_core.llm.servers import billed_by_openai
+
+    return _openai_model(arg) if billed_by_openai(load_settings().openai_base_url) else None
+
+
 def _openai(arg: str, settings: Settings) -> Embedder:
     from target_core.embeddings.openai_embedder import OpenAIEmbedder
 
@@ -74,7 +83,7 @@ EMBEDDERS: Registry[Embedder] = Registry("embedder", (
     Entry("openai", "OpenAI or a compatible server (OPENAI_BASE_URL): openai/MODEL, "
           "default text-embedding-3-small", _openai,
           ("openai", "openai/text-embedding-3-small", "openai/text-embedding-3-large"),
-          paid_model=_openai_model),
+          paid_model=_openai_paid),
     Entry("local", "a GGUF embedding model on llama.cpp inside this process "
           "(local/PATH.gguf); local/smollm2 is the bundled 135M chat model, mean-pooled: "
           "for trying the pipeline, not for retrieval quality", _local, ("local/smollm2",)),

@@ -10,7 +10,7 @@ the first `embed`, never when the embedder is built, so naming the spec costs no
 then the OpenAI embeddings client (openai_embedder.OpenAIEmbedder) talks to it.
 llama.cpp embeds an input in one batch, which this server makes as large as a slot's
 context (TARGET_LOCAL_CONTEXT); texts are cut to that, counted by the model's own
-tokenizer (the server's /tokenize).
+tokenizer (the server's /tokenize), and a request holds at most one batch of tokens.
 The fingerprint names the file's content, not the server's port, so a Chroma collection
 is reused across processes.
 """
@@ -31,7 +31,10 @@ from target_core.llm.local import LOCAL_API_KEY, LOCAL_TIMEOUT
 from target_core.progress import Progress, no_progress
 
 BATCH_SIZE = 16
-"""Texts per request: a request is answered whole, so it must fit the client's timeout."""
+"""Texts per request at most. A request also holds at most one physical batch of tokens
+(the server's n_ubatch, which this server makes a slot's context): llama.cpp answers a
+request whole, so a request of 16 inputs of 2,040 tokens took minutes on 2 cores and
+outlived the client's timeout; one batch of tokens is one forward pass."""
 
 
 class LocalEmbedder:
@@ -85,7 +88,7 @@ class LocalEmbedder:
                                         timeout=max(LOCAL_TIMEOUT,
                                                     self._settings.openai_timeout),
                                         batch_size=BATCH_SIZE,
-                                        request_tokens=self.options.context * BATCH_SIZE)
+                                        request_tokens=self.options.context)
                 client.embed(["dimension probe"], kind="document")
                 self.dimension = client.dimension
                 self._client = client

@@ -13,7 +13,9 @@ A run whose queries are all done is complete, unless its generations failed: eve
 one of them, or more than the TARGET_MAX_FAILED_GENERATIONS share. Then it is marked
 failed with the reason (its numbers would measure the server, not the pipeline): it is
 kept and can be opened, but it is never ranked, compared or reused as complete, and
-running its configuration again resumes it.
+running its configuration again resumes it. The retriever's own LLM calls (HySE's
+tables, LLM summaries) are judged by the same policy before any query is searched: a run
+they fail is marked failed and `RunFailed` raised (retrievers/llm_calls.py).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import Cancelled, ConfigError, TargetError
 from target_core.generators import Generator, build_generator
 from target_core.generators.prompts import prompt_set
-from target_core.llm.policy import failure_reason
+from target_core.llm.policy import LLMStepFailed, failure_reason
 from target_core.metrics.documents import ranked_units, unit_rank
 from target_core.metrics.retrieval import (
     QueryOutcome,
@@ -48,6 +50,7 @@ from target_core.metrics.tasks import ANSWER_TASKS, task_rules
 from target_core.progress import Progress, no_progress
 from target_core.retrievers import build_retriever
 from target_core.retrievers.base import Retriever, rank_in
+from target_core.retrievers.llm_calls import LLMCalls, llm_call_notes, llm_calls_info
 from target_core.serialize import texts_fingerprint
 from target_core.sql.execute import SqlLimits
 from target_core.tokens import get_counter
@@ -76,7 +79,8 @@ class RunResult:
 
 
 class RunFailed(TargetError):
-    """A run finished but is marked failed; the message is its reason (for callers that
+    """A run is marked failed: it finished, or its retriever's LLM calls failed by the
+    policy (then run_retrieval raises it); the message is its reason (for callers that
     must stop on it, such as a job's worker)."""
 
     def __init__(self, run: RunRecord) -> None:
@@ -169,7 +173,8 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
 
     A configuration already complete on this dataset version is not run again: its run
     is returned (`reused`), so a leaderboard keeps showing the run it showed. `fresh`
-    makes a new run anyway (both are kept; the runs list numbers them). `on_start` is
+    makes a new run anyway, never resuming an unfinished or failed one (all are kept;
+    the runs list numbers them). `on_start` is
     told the run once it is started or resumed (a job records which run it fills).
     A `config.haystack` adds its distractor tables to the corpus (engine/haystack.py).
     A `Cancelled` raised by `progress` stops the run and marks it cancelled (resumable).
@@ -188,10 +193,12 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
     queries = select_queries(dataset, config.limit, config.seed)
     run, resumed = store.start_run(config, dataset_fingerprint=dataset.fingerprint,
                                    task=dataset.task, n_queries=len(queries),
-                                   versions=package_versions())
+                                   versions=package_versions(), fresh=fresh)
     if on_start is not None:
         on_start(run)
     try:
+        if resumed and generator is not None:
+            _same_reply_settings(run, generator)
         n_new = _execute(config, dataset, retriever, generator, queries, store, run, progress,
                          batch_size, settings, distractors)
         metrics = run_metrics(store, run, dataset)
@@ -204,6 +211,10 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
     except Cancelled:
         store.cancel_run(run.run_id)
         raise
+    except LLMStepFailed as exc:  # the retriever's LLM calls failed: no query was stored
+        store.fail_run(run.run_id, str(exc))
+        log.warning("run %s failed: %s", run.run_id, exc)
+        raise RunFailed(store.get_run(run.run_id)) from exc
     except TargetError as exc:
         store.fail_run(run.run_id, str(exc))
         raise
@@ -213,6 +224,21 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
     return RunResult(store.get_run(run.run_id), resumed, n_new)
 
 
+def _same_reply_settings(run: RunRecord, generator: Generator) -> None:
+    """A resumed run's generator shapes its replies as when the run started (llm.chat
+    REPLY_SETTINGS), else ConfigError: one run would mix replies made under two windows,
+    reply budgets or sampling settings."""
+    from target_core.llm.chat import changed_settings
+
+    details = getattr(generator, "run_details", None)
+    if not callable(details) or not (changed := changed_settings(
+            run.index_info.get("server") or {}, details())):
+        return
+    raise ConfigError(f"run {run.run_id} was started with other settings ({'; '.join(changed)});"
+                      " resuming it would mix replies made under both: run with --fresh for a "
+                      "new run, or restore the settings")
+
+
 def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
              generator: Generator | None, queries: list[Query], store: RunStore,
              run: RunRecord, progress: Progress, batch_size: int, settings: Settings,
@@ -220,6 +246,8 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
     tables = dataset.tables + distractors.tables  # a haystack's distractors come last
     # the view's serialization, or the retriever's own texts (LLM table summaries)
     texts = retriever.prepare_texts(tables, config.view, progress=progress)
+    for calls in _llm_calls(retriever, queries):  # failed summaries: stop before embedding
+        calls.enforce(settings.max_failed_generations)
     fingerprint = texts_fingerprint(texts)
     info = retriever.index(texts, corpus_key=fingerprint, progress=progress)
     keys = [t.key for t in tables]
@@ -227,14 +255,22 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
     details = (dict(info.details) | retriever.tune_on_gold(queries, position)
                | retriever.prepare_queries([q.query for q in queries], progress=progress)
                | distractors.info)
+    llm_calls = _llm_calls(retriever, queries)
+    details |= llm_calls_info(llm_calls)
     if generator is not None:
         details["generator"] = generator.label
+        if callable(server := getattr(generator, "run_details", None)):
+            details["server"] = server()  # window, slots, sampling settings sent (llm.chat)
     if dataset.chunking:  # documents cut into passages: how, recorded with the run
         details["chunking"] = dataset.chunking
     store.record_index(run.run_id, text_fingerprint=fingerprint,
                        text_example=texts[0][:4000] if texts else "",
                        index_info={"n_texts": info.n_texts, "seconds": round(info.seconds, 4),
                                    **details})
+    for calls in llm_calls:  # HySE's tables: judged before any query is searched and stored
+        calls.enforce(settings.max_failed_generations)
+    for note in llm_call_notes(details):  # within the policy's tolerance, never silent
+        log.warning("run %s: %s", run.run_id, note)
     step = _downstream_step(config, dataset, generator, settings)
     ks = default_ks(config.top_k)
     done = store.done_query_ids(run.run_id)
@@ -269,6 +305,15 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
             batch = []
     log.info("run %s: %d queries done (%d resumed)", run.run_id, len(todo), len(done))
     return len(todo)
+
+
+def _llm_calls(retriever: Retriever, queries: Sequence[Query]) -> list[LLMCalls]:
+    """The retriever's LLM calls so far (retrievers/llm_calls.py), a query that failed
+    named by its id rather than its text."""
+    ids: dict[str, str] = {}
+    for query in queries:
+        ids.setdefault(query.query, query.query_id)
+    return [c.named(ids) if c.item == "query" else c for c in retriever.llm_calls()]
 
 
 def _downstream_step(config: RunConfig, dataset: Dataset, generator: Generator | None,

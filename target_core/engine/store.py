@@ -178,16 +178,15 @@ class RunStore:
         return self.get_run(rows[0]["run_id"]) if rows else None
 
     def start_run(self, config: RunConfig, *, dataset_fingerprint: str, task: str,
-                  n_queries: int, versions: dict[str, str]) -> tuple[RunRecord, bool]:
-        """The unfinished run with this configuration (resumed), or a new one.
-
-        Returns (run, resumed). A complete run is never reopened: starting the same
-        configuration again makes a new run (whose index is cached by then); the runner
-        reuses a complete run instead unless asked for a fresh one (`complete_run`).
-        """
+                  n_queries: int, versions: dict[str, str], fresh: bool = False
+                  ) -> tuple[RunRecord, bool]:
+        """(run, resumed): the unfinished run with this configuration, or a new one (always
+        when `fresh`). A complete run is never reopened: starting the same configuration
+        again makes a new run (whose index is cached by then); the runner reuses a complete
+        run instead unless asked for a fresh one (`complete_run`)."""
         key = config_key(config, dataset_fingerprint)
         with self._write():
-            rows = list(self.db.query(
+            rows = [] if fresh else list(self.db.query(
                 "SELECT run_id FROM runs WHERE config_key = ? AND status != 'complete' "
                 "ORDER BY created_at DESC LIMIT 1", [key]))
             if rows:

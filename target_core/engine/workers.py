@@ -167,7 +167,10 @@ def run_task(job: Job, settings: Settings, progress: Progress) -> dict[str, Any]
     from target_core.engine.runner import RunFailed, run_retrieval
 
     jobs = JobStore.in_workspace(settings.workspace)
-    result = run_retrieval(job.config, settings=settings, fresh=job.fresh, progress=progress,
+    # a fresh job whose worker died after starting its run resumes that run (the newest
+    # unfinished one of its configuration) instead of starting yet another
+    fresh = job.fresh and job.run_id is None
+    result = run_retrieval(job.config, settings=settings, fresh=fresh, progress=progress,
                            on_start=lambda run: jobs.update(job.job_id, run_id=run.run_id))
     if result.failed:
         raise RunFailed(result.run)

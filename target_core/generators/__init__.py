@@ -44,11 +44,22 @@ def _openai_model(arg: str) -> str:
     return arg or DEFAULT_MODEL
 
 
+def _openai_paid(arg: str) -> str | None:
+    """The chat model OpenAI bills for this spec, or None on another server
+    (OPENAI_BASE_URL): a self-hosted model has no known price."""
+    from target_core.config import load_settings
+    from target_core.llm.servers import billed_by_openai
+
+    return _openai_model(arg) if billed_by_openai(load_settings().openai_base_url) else None
+
+
 def _openai(arg: str, settings: Settings) -> Generator:
     from target_core.generators.openai_chat import OpenAIGenerator
     from target_core.llm.cache import ResponseCache
 
-    return OpenAIGenerator(settings, _openai_model(arg),
+    # no model named: the server's own (llm.chat.default_model), priced as gpt-4o-mini
+    # only on OpenAI (_openai_paid)
+    return OpenAIGenerator(settings, arg or None,
                            cache=ResponseCache.in_workspace(settings.workspace))
 
 
@@ -65,7 +76,7 @@ GENERATORS: Registry[Generator] = Registry("generator", (
           ("heuristic",)),
     Entry("openai", "OpenAI or any OpenAI-compatible chat server "
           "(openai[:MODEL], default gpt-4o-mini; TARGET's Appendix D prompts)", _openai,
-          ("openai", "openai:gpt-4o-mini", "openai:gpt-4o"), paid_model=_openai_model),
+          ("openai", "openai:gpt-4o-mini", "openai:gpt-4o"), paid_model=_openai_paid),
     Entry("local", "a GGUF model on llama.cpp's server inside this process, offline "
           "(local:PATH.gguf); local:smollm2 is SmolLM2-135M, bundled, for trying the "
           "pipeline, not for scores", _local, ("local:smollm2",)),

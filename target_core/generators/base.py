@@ -124,6 +124,9 @@ class TableSummary:
     name: str
     summary: str
     error: str | None = None
+    error_class: str | None = None
+    """The error's class (llm.error_classes) when the generator knows it; else read from
+    the message."""
 
 
 @runtime_checkable

@@ -19,6 +19,7 @@ from target_core.generators.base import Generation, GenerationRequest, TableSumm
 from target_core.generators.prompts import SQL_RESPONSE_SCHEMA, summary_messages
 from target_core.llm.chat import ChatModel, parse_json_object
 from target_core.llm.client import CallFailed
+from target_core.metrics.facts import names_a_label
 from target_core.serialize import table_text
 from target_core.types import Table, TableView
 
@@ -53,6 +54,10 @@ class OpenAIGenerator(ChatModel):
         answered = Generation(answer="", tokens_in=reply.tokens_in,
                               tokens_out=reply.tokens_out, cached=cached, ms=_ms(started),
                               truncated=reply.truncated, served_model=reply.served_model)
+        if request.task == "fact" and not names_a_label(reply.content):
+            return replace(answered, reasoning=reply.content[:4000],
+                           error="the reply names no label (True, False or Not Enough "
+                                 "Information)" + self._cut_note(reply, "fact"))
         if request.task != "sql":
             return replace(answered, answer=reply.content.strip())
         if text_sql:  # seed 002's prompt: prose, the SQL in a fence
@@ -80,9 +85,11 @@ class OpenAIGenerator(ChatModel):
         parsed = parse_json_object(reply.content) or {}
         name = str(parsed.get("table_name") or table.title or table.table_id)
         summary = str(parsed.get("table_summary") or "")
-        error = None if summary else ("the reply has no 'table_summary'"
-                                      + self._cut_note(reply, "summary"))
-        return TableSummary(name=name, summary=summary, error=error)
+        if summary:
+            return TableSummary(name=name, summary=summary)
+        return TableSummary(name=name, summary="", error="the reply has no 'table_summary'"
+                            + self._cut_note(reply, "summary"),
+                            error_class="truncated" if reply.truncated else "malformed")
 
 
 def _ms(started: float) -> float:

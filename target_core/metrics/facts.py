@@ -14,7 +14,8 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["FACT_LABELS", "fact_correct", "fact_scores", "gold_label", "map_prediction"]
+__all__ = ["FACT_LABELS", "fact_correct", "fact_scores", "gold_label", "map_prediction",
+           "names_a_label"]
 
 FACT_LABELS: dict[int, str] = {1: "True", 0: "False", -1: "Not Enough Information"}
 
@@ -34,6 +35,14 @@ def map_prediction(text: str) -> int:
     if "false" in lowered:
         return 0
     return -1
+
+
+def names_a_label(text: str) -> bool:
+    """The reply names one of the three labels at all ("true", "false" or "not enough"
+    somewhere, any case). A reply that names none is unparseable: `map_prediction` would
+    read it as Not Enough Information, and a run of such replies measures nothing."""
+    lowered = text.lower()
+    return "true" in lowered or "false" in lowered or "not enough" in lowered
 
 
 def gold_label(value: Any) -> int:
