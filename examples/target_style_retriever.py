@@ -54,7 +54,9 @@ class KeywordRetriever:
         keys, bags, frequency = self.corpora[dataset_name]
         weight = {w: math.log(1 + len(bags) / frequency[w]) for w in words(query)
                   if frequency[w]}
-        scores = [sum(weight.get(w, 0.0) for w in bag) for bag in bags]
+        # fsum is exact whatever the order: a plain sum over a set's order (which changes
+        # with each process's hash seed) rounded ties differently in 23 of 260 lists
+        scores = [math.fsum(weight[w] for w in weight if w in bag) for bag in bags]
         # best first; ties go to the table met first, so results are deterministic
         order = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
         return [keys[i] for i in order[:top_k]]

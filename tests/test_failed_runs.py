@@ -229,6 +229,9 @@ def test_cli_run_exits_3_and_show_gives_each_querys_answer_and_error(
     header, row = capsys.readouterr().out.splitlines()
     status = header.index("status")
     assert row.startswith(run_id) and row[status:status + 6] == "failed"
+    assert main(["runs", "--json", "--workspace", workspace]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert (listed["status"], listed["error"]) == ("failed", summary["error"])
 
     assert main(["show", run_id, "--queries", "--json", "--workspace", workspace]) == 0
     shown = json.loads(capsys.readouterr().out)

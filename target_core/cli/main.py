@@ -200,8 +200,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
     store = RunStore.in_workspace(load_settings(args.workspace).workspace)
     runs = store.list_runs(dataset=args.dataset)
     if args.json:
-        print(json.dumps([run_summary(r) | {"status": r.status, "n_done": r.n_done}
-                          for r in runs], indent=2))
+        print(json.dumps([run_summary(r) | {"status": r.status, "n_done": r.n_done,
+                                            "error": r.error} for r in runs], indent=2))
         return 0
     frame = runs_frame(runs)
     rows = [{name: ("" if pd.isna(row[name]) else f"{row[name]:.3f}")
