@@ -358,8 +358,8 @@ def test_a_downstream_file_missing_queries_is_refused_unless_partial(runs, tmp_p
 
 def test_target_dataset_names_resolve_to_a_dataset_here_or_its_hub_dataset(
         settings, tmp_path: Path, monkeypatch) -> None:
-    import target_core.engine.importer as importer
-    from target_core.engine.importer import resolve_target_dataset
+    import target_core.engine.import_files as import_files
+    from target_core.engine.import_files import resolve_target_dataset
 
     # a dataset here named like TARGET's wins
     folder = settings.workspace / "datasets" / "fetaqa"
@@ -373,7 +373,7 @@ def test_target_dataset_names_resolve_to_a_dataset_here_or_its_hub_dataset(
     # else TARGET's name is its hub dataset (spider-test is hub:spider)
     asked = []
     demo = _demo(settings, "demo-sql")
-    monkeypatch.setattr(importer, "load_dataset",
+    monkeypatch.setattr(import_files, "load_dataset",
                         lambda name, _settings: asked.append(name) or demo)
     assert resolve_target_dataset("spider-test", settings, source="x") is demo
     assert asked == ["hub:spider"]
@@ -404,3 +404,166 @@ def test_an_unreachable_hub_dataset_says_which_dataset_to_pass(tmp_path: Path,
     message = str(info.value)
     assert "TARGET's 'tabfact', which is hub:tabfact here" in message
     assert "Pass --dataset" in message and str(path) in message
+
+
+# --- parity at the seams: all or nothing, datasets per folder, nothing silent -----------------
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _two_queries(settings, dataset_name: str = "demo-qa") -> list[str]:
+    """Two lines on demo-qa's first two queries, each listing its gold tables."""
+    data = _demo(settings, "demo-qa")
+    return [target_line(dataset_name, q.query_id, q.gold) for q in data.queries[:2]]
+
+
+def _run_count(settings) -> int:
+    path = settings.workspace / "runs.sqlite"
+    return len(RunStore(path).list_runs()) if path.exists() else 0
+
+
+def test_a_folder_with_an_unknown_dataset_stores_nothing(settings, tmp_path: Path,
+                                                         capsys) -> None:
+    from target_core.engine.importer import import_target
+
+    root = tmp_path / "results" / "mine"
+    _write(root / "demo-qa" / "10.jsonl", _two_queries(settings))
+    nosuch = _write(root / "nosuch" / "10.jsonl", _two_queries(settings, "nosuch"))
+    with pytest.raises(DatasetError, match="'nosuch'") as info:
+        import_target(str(root), settings=settings)
+    assert info.value.path == str(nosuch)
+    assert _run_count(settings) == 0  # demo-qa/ came first and was not stored either
+    # the CLI says so in one line and stores nothing either
+    code = main(["import", str(root), "--workspace", str(settings.workspace)])
+    err = capsys.readouterr().err
+    assert code == 2 and "nosuch" in err and len(err.splitlines()) == 1
+    assert _run_count(settings) == 0
+    # a bad line in the last file stores nothing either
+    nosuch.unlink()
+    bad = _write(root / "demo-qa" / "20.jsonl", [_two_queries(settings)[0], "not json\n"])
+    with pytest.raises(DatasetError) as info:
+        import_target(str(root), settings=settings)
+    assert info.value.path == str(bad) and info.value.line == 2
+    assert _run_count(settings) == 0
+
+
+def test_a_folder_of_target_names_resolves_them_as_a_file_does(settings, tmp_path: Path,
+                                                               monkeypatch) -> None:
+    import target_core.engine.import_files as import_files
+    from target_core.engine.importer import import_target
+
+    demo = _demo(settings, "demo-sql")
+    asked = []
+    monkeypatch.setattr(import_files, "load_dataset",
+                        lambda name, _settings: asked.append(name) or demo)
+    root = tmp_path / "mine"
+    _write(root / "spider-test" / "10.jsonl",
+           [target_line("spider-test", q.query_id, q.gold) for q in demo.queries[:2]])
+    (imported,) = import_target(str(root), settings=settings)
+    assert asked == ["hub:spider"] and imported.run.config.dataset == "demo-sql"
+
+
+def test_dataset_name_equals_path_maps_a_folder_to_a_dataset(settings, tmp_path: Path,
+                                                             capsys) -> None:
+    root = tmp_path / "results" / "mine"
+    _write(root / "demo-qa" / "10.jsonl", _two_queries(settings))
+    _write(root / "nosuch" / "5.jsonl", _two_queries(settings, "nosuch"))
+    workspace = str(settings.workspace)
+    code = main(["import", str(root), "--dataset", "typo=demo-qa", "--workspace", workspace])
+    err = capsys.readouterr().err
+    assert code == 2 and "--dataset typo=demo-qa" in err and "demo-qa, nosuch" in err
+    code = main(["import", str(root), "--dataset", "demo-qa", "--dataset", "data/x",
+                 "--workspace", workspace])
+    assert code == 2 and "one plain --dataset at most" in capsys.readouterr().err
+    assert _run_count(settings) == 0
+    demo = str(Path(_demo(settings, "demo-qa").source))  # a folder path works as a name
+    code = main(["import", str(root), "--dataset", f"nosuch={demo}",
+                 "--workspace", workspace, "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summaries = json.loads(captured.out)
+    assert [(s["config"]["dataset"], s["config"]["top_k"], s["n_queries"])
+            for s in summaries] == [("demo-qa", 10, 2), (demo, 5, 2)]
+    assert summaries[1]["metrics"]["recall@5"] == 1.0  # the lists are the gold
+    # a plain --dataset keeps its meaning for a single file
+    single = _write(tmp_path / "single.jsonl", _two_queries(settings, "whatever"))
+    code = main(["import", str(single), "--dataset", "demo-qa", "--top-k", "3",
+                 "--workspace", workspace, "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert json.loads(captured.out)["dataset"] == "demo-qa"
+
+
+def test_tables_not_in_the_corpus_are_counted_and_warned(settings, tmp_path: Path) -> None:
+    from target_core.engine.importer import import_file
+
+    data = _demo(settings, "demo-qa")
+    first, second, third = data.queries[:3]
+    path = _write(tmp_path / "run.jsonl", [
+        target_line("demo-qa", first.query_id, [*first.gold, ("wiki", "nope-1"),
+                                                 ("wiki", "nope-2")]),
+        target_line("demo-qa", second.query_id, [("elsewhere", "nope-3")]),
+        target_line("demo-qa", third.query_id, third.gold)])
+    imported = import_file(str(path), settings=settings, top_k=10)
+    warning = (f'{path}: 3 retrieved tables in 2 queries are not in demo-qa\'s corpus, '
+               f'e.g. ["wiki", "nope-1"], ["wiki", "nope-2"], ["elsewhere", "nope-3"]')
+    assert any(w.startswith(warning) for w in imported.warnings), imported.warnings
+    run = imported.run
+    assert any(w.startswith(warning) for w in run.index_info["import_warnings"])
+    assert run.index_info["table_checks"]["unknown_tables"] == 3
+    assert run.index_info["table_checks"]["unknown_queries"] == 2
+    # they stay in the list, as TARGET counts them: they just never match gold
+    ranked = {r.query_id: [k for k, _ in r.ranked]
+              for r in RunStore.in_workspace(settings.workspace).iter_results(run.run_id)}
+    assert ranked[first.query_id][-2:] == [("wiki", "nope-1"), ("wiki", "nope-2")]
+    assert ranked[second.query_id] == [("elsewhere", "nope-3")]
+
+
+def test_repeated_tables_in_a_list_are_counted_and_warned(settings, tmp_path: Path) -> None:
+    from target_core.engine.importer import import_file
+
+    data = _demo(settings, "demo-qa")
+    first, second = data.queries[:2]
+    other = next(t.key for t in data.tables if t.key not in first.gold)
+    gold = first.gold[0]
+    path = _write(tmp_path / "run.jsonl", [
+        target_line("demo-qa", first.query_id, [gold, other, gold, other, gold]),
+        target_line("demo-qa", second.query_id, second.gold)])
+    imported = import_file(str(path), settings=settings, top_k=10)
+    warning = f"{path}: 3 repeated tables in 1 query dropped, e.g. {json.dumps(list(gold))}"
+    assert any(w.startswith(warning) for w in imported.warnings), imported.warnings
+    assert imported.run.index_info["table_checks"]["repeated_tables"] == 3
+    assert any(w.startswith(warning) for w in imported.run.index_info["import_warnings"])
+    ranked = {r.query_id: [k for k, _ in r.ranked] for r in
+              RunStore.in_workspace(settings.workspace).iter_results(imported.run.run_id)}
+    assert ranked[first.query_id] == [gold, other]  # the metrics' semantics are unchanged
+    # a clean file warns of nothing
+    clean = _write(tmp_path / "clean.jsonl", _two_queries(settings))
+    assert import_file(str(clean), settings=settings, top_k=10).warnings == (
+        f"{clean}: holds 2 of the 260 queries of demo-qa; the run's numbers are over "
+        "those 2 only",)
+
+
+def test_the_same_file_imported_twice_is_one_run(settings, tmp_path: Path, capsys) -> None:
+    from target_core.engine.importer import import_file
+
+    path = _write(tmp_path / "mine" / "demo-qa" / "5.jsonl", _two_queries(settings))
+    first = import_file(str(path), settings=settings)
+    again = import_file(str(path), settings=settings)
+    assert not first.existing and again.existing
+    assert again.run.run_id == first.run.run_id and _run_count(settings) == 1
+    assert again.warnings[0].startswith(f"{path}: already imported as run "
+                                        f"{first.run.run_id}")
+    code = main(["import", str(tmp_path / "mine"), "--workspace", str(settings.workspace)])
+    captured = capsys.readouterr()
+    assert code == 0 and _run_count(settings) == 1
+    assert captured.out.startswith(f"already imported as run {first.run.run_id}: ")
+    assert "warning: " in captured.err and "already imported" in captured.err
+    # another label, other bytes or another dataset make another run
+    assert not import_file(str(path), settings=settings, label="other").existing
+    path.write_text(path.read_text() + target_line("demo-qa", "qa-0003", []))
+    assert not import_file(str(path), settings=settings).existing
+    assert _run_count(settings) == 3

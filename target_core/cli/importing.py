@@ -3,7 +3,8 @@
 A file prints one run (`--json`: one object, as `run --json`); TARGET's results folder
 prints one line per file (`--json`: a list of those objects). Each warning of the
 library (a file holding only part of the dataset's queries, a top_k taken from the
-longest list) goes to stderr as `warning: ...`, whatever the output format.
+longest list, tables listed twice or not in the corpus, files imported before) goes to
+stderr as `warning: ...`, whatever the output format.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ from pathlib import Path
 
 from target_core.cli.format import run_summary
 from target_core.config import load_settings
+from target_core.errors import ConfigError
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from target_core.engine.importer import import_target
     from target_core.metrics.retrieval import default_ks
 
+    dataset, datasets = dataset_flags(args.dataset or [])
     imported = import_target(args.path, settings=load_settings(args.workspace),
-                             dataset=args.dataset, label=args.label,
+                             dataset=dataset, datasets=datasets, label=args.label,
                              downstream=args.downstream, top_k=args.top_k,
                              partial=args.partial)
     for item in imported:
@@ -38,10 +41,33 @@ def cmd_import(args: argparse.Namespace) -> int:
         k = default_ks(record.config.top_k)[-1]
         scores = [f"{name} {record.metrics[name]:.4f}"
                   for name in (f"recall@{k}", f"capped_recall@{k}") if name in record.metrics]
-        print(f"imported run {record.run_id}: {record.config.label} at k = "
+        done = "already imported as run" if item.existing else "imported run"
+        print(f"{done} {record.run_id}: {record.config.label} at k = "
               f"{record.config.top_k} on {record.config.dataset}, {record.n_queries} "
               f"queries" + (f"; {', '.join(scores)}" if scores else ""))
     return 0
+
+
+def dataset_flags(values: list[str]) -> tuple[str | None, dict[str, str]]:
+    """(the dataset of every file, {`<dataset_name>/` folder: dataset}) from the
+    `--dataset` flags: `NAME=PATH` maps one folder of TARGET's results folder, a plain
+    name or path (at most one) is the dataset of the rest. A path holding `=` that exists
+    is a plain path."""
+    plain: list[str] = []
+    mapped: dict[str, str] = {}
+    for value in values:
+        folder, sep, spec = value.partition("=")
+        if not sep or Path(value).exists():
+            plain.append(value)
+        elif not folder or not spec:
+            raise ConfigError(f"--dataset {value}: expected NAME or FOLDER_NAME=DATASET")
+        elif mapped.setdefault(folder, spec) != spec:
+            raise ConfigError(f"--dataset {value}: {folder} is mapped twice "
+                              f"({mapped[folder]} and {spec})")
+    if len(plain) > 1:
+        raise ConfigError(f"--dataset {plain[1]}: one plain --dataset at most (it is "
+                          f"{plain[0]}); map each folder with NAME=DATASET")
+    return (plain[0] if plain else None), mapped
 
 
 IMPORT_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
@@ -56,10 +82,12 @@ def import_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--downstream", help="TARGET downstream results of the same "
                          "queries (a file, or a folder like PATH), added to the retrieval "
                          "results")
-    command.add_argument("--dataset", help="dataset name or path (default: the file's "
-                         "dataset_name; TARGET's names fetaqa, ottqa, tabfact, spider-test "
-                         "and bird-validation are its hub datasets unless a dataset here "
-                         "has that name)")
+    command.add_argument("--dataset", action="append", metavar="[NAME=]DATASET",
+                         help="dataset name or path (default: the file's dataset_name; "
+                         "TARGET's names fetaqa, ottqa, tabfact, spider-test and "
+                         "bird-validation are its hub datasets unless a dataset here has "
+                         "that name); NAME=DATASET, repeatable, gives the dataset of the "
+                         "<NAME>/ folder of a results folder")
     command.add_argument("--label", help="name of the imported retriever (default: the "
                          "folder holding <dataset_name>/, else the file's name)")
     command.add_argument("--top-k", type=int, help="the k the results were retrieved at "

@@ -1,43 +1,44 @@
-"""Import runs made with the TARGET library, so they can be explored here.
+"""Store runs made with the TARGET library, so they can be explored here.
 
-Two JSON Lines files, as TARGET writes them:
-- retrieval results: {"dataset_name", "query_id", "retrieval_results": [[db, table], ...]};
-- downstream results: {"dataset_name", "query_id", "generated_results"}, where
-  generated_results is the answer text (QA), the label text (fact verification) or
-  [sql, database_id] (text-to-SQL).
-Either may come alone, or both together (`downstream=`). Everything is scored against
-the dataset's gold exactly as a run made here (SQL is executed read-only), and each
-line is validated: unknown query ids and malformed lines name the file and line.
-
-TARGET's evaluator writes one file per dataset and k, `<dir>/<dataset_name>/<k>.jsonl`
-(tasks/utils.py `construct_persistence_path`), retrieval and downstream results in
-two such folders. `import_target` takes such a folder (or one dataset's folder, or a
-single file) and stores one run per file: top_k is the file's k, the retriever is named
-by `label` or the folder holding the dataset folders, and TARGET's dataset names
-(`fetaqa`, `spider-test`, ...) resolve to a dataset of that name here, else to TARGET's
-hub dataset (`hub:fetaqa`, `hub:spider`, ...).
+TARGET's retrieval and downstream results files (read and checked by
+engine/import_files.py) become runs scored against the dataset's gold exactly as a run
+made here (SQL is executed read-only). `import_target` takes TARGET's results folder
+`<dir>/<dataset_name>/<k>.jsonl` (or one dataset's folder in it, or a single file) and
+stores one run per file: top_k is the file's k, the retriever is named by `label` or the
+folder holding the dataset folders. A folder is all or nothing: every file is read,
+checked and its dataset loaded before the first run is stored. Files imported before
+(the same bytes, dataset, k and label) are recognised: their run is returned, not
+stored twice.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from target_core.config import Settings
 from target_core.datasets import load_dataset
+from target_core.engine.import_files import (
+    RetrievalFile,
+    dataset_name_of,
+    file_digest,
+    first_dataset_name,
+    is_downstream,
+    k_of,
+    read_target_downstream,
+    read_target_results,
+    resolve_target_dataset,
+    target_files,
+)
 from target_core.engine.results import QueryResult
 from target_core.engine.runner import package_versions, run_metrics
-from target_core.engine.store import RunRecord, RunStore
-from target_core.errors import (
-    DatasetError,
-    DatasetUnavailableError,
-    TargetError,
-    UnknownNameError,
-)
+from target_core.engine.store import RunRecord, RunStore, config_key
+from target_core.errors import ConfigError, DatasetError, TargetError, UnknownNameError
 from target_core.generators.base import Context, Generation
 from target_core.metrics.retrieval import (
     QueryOutcome,
@@ -52,132 +53,29 @@ from target_core.types import Dataset, GenerationConfig, RunConfig, TableKey
 
 logger = logging.getLogger(__name__)
 
-
 @dataclass(frozen=True)
 class ImportedRun:
     """One stored run and what the user must know about it (partial coverage, a guessed
-    top_k): each warning is one sentence naming the file."""
+    top_k, tables the lists hold that the run cannot show): each warning is one sentence
+    naming the file. `existing`: these files were imported before; `run` is that run."""
 
     run: RunRecord
     warnings: tuple[str, ...] = ()
+    existing: bool = False
 
 
-def _records(path: str | Path, dataset: Dataset, field: str
-             ) -> Iterator[tuple[Any, str, Any]]:
-    from target_core.datasets.folder import iter_jsonl
+@dataclass(frozen=True)
+class _Plan:
+    """One run to store, read and checked."""
 
-    known = dataset.query_index
-    seen: set[str] = set()
-    for where, record in iter_jsonl(Path(path)):
-        if not isinstance(record, dict):
-            raise where.error("each line must be a JSON object")
-        query_id = str(record.get("query_id", ""))
-        if query_id not in known:
-            raise where.error(f"query {query_id!r} is not in dataset {dataset.name!r} "
-                              f"(pass --dataset with the dataset these results are on)",
-                              "query_id")
-        if query_id in seen:
-            raise where.error(f"query {query_id!r} appears twice", "query_id")
-        seen.add(query_id)
-        if field not in record:
-            raise where.error(f"missing '{field}'", field)
-        yield where, query_id, record[field]
-
-
-def read_target_results(path: str | Path, dataset: Dataset, top_k: int | None = None
-                        ) -> list[tuple[str, list[TableKey]]]:
-    """(query_id, retrieved keys) from a TARGET retrieval-results JSONL file; a list
-    longer than `top_k` is an error (it cannot come from a run at that k)."""
-    results: list[tuple[str, list[TableKey]]] = []
-    for where, query_id, raw in _records(path, dataset, "retrieval_results"):
-        if not isinstance(raw, list) or not all(
-                isinstance(k, list) and len(k) == 2 for k in raw):
-            raise where.error("must be a list of [database_id, table_id] pairs",
-                              "retrieval_results")
-        keys = list(dict.fromkeys((str(d), str(t)) for d, t in raw))
-        if top_k is not None and len(keys) > top_k:
-            raise where.error(f"lists {len(keys)} tables, more than top_k = {top_k}",
-                              "retrieval_results")
-        results.append((query_id, keys))
-    if not results:
-        raise DatasetError("no results in the file", path=path)
-    return results
-
-
-def read_target_downstream(path: str | Path, dataset: Dataset
-                           ) -> dict[str, Generation]:
-    """query_id -> the imported answer as a Generation (SQL: with its database id)."""
-    answers: dict[str, Generation] = {}
-    for where, query_id, raw in _records(path, dataset, "generated_results"):
-        if dataset.task == "sql":
-            if not (isinstance(raw, list) and len(raw) == 2
-                    and all(isinstance(v, str) for v in raw)):
-                raise where.error("must be [sql, database_id] for a text-to-SQL dataset",
-                                  "generated_results")
-            answers[query_id] = Generation(answer=raw[0], database_id=raw[1] or None)
-        elif isinstance(raw, str):
-            answers[query_id] = Generation(answer=raw)
-        else:
-            raise where.error("must be a string (the generated answer)", "generated_results")
-    if not answers:
-        raise DatasetError("no results in the file", path=path)
-    return answers
-
-
-def _first_record(path: str | Path) -> Any:
-    with open(path, encoding="utf-8-sig") as handle:  # iter_jsonl accepts a BOM too
-        first = handle.readline()
-    try:
-        return json.loads(first)
-    except ValueError:
-        return None
-
-
-def _first_dataset_name(path: str | Path) -> str:
-    record = _first_record(path)
-    if isinstance(record, dict) and "dataset_name" in record:
-        return str(record["dataset_name"])
-    raise DatasetError("names no dataset_name; pass --dataset", path=path, line=1,
-                       field="dataset_name")
-
-
-def _is_downstream(path: str | Path) -> bool:
-    record = _first_record(path)
-    return isinstance(record, dict) and "generated_results" in record
-
-
-def _k_of(path: Path) -> int | None:
-    """The k of TARGET's `<dataset_name>/<k>.jsonl` (None for any other name)."""
-    if path.suffix != ".jsonl" or not path.stem.isdigit() or int(path.stem) < 1:
-        return None
-    return int(path.stem)
-
-
-def resolve_target_dataset(name: str, settings: Settings, *, source: str | Path) -> Dataset:
-    """The dataset TARGET's results in `source` call `name`: a dataset of that name (or
-    path) here, else TARGET's hub dataset of that name (`spider-test` is `hub:spider`).
-    Raises DatasetError naming the file and saying which --dataset to pass."""
-    from target_core.datasets.registry import resolve
-    from target_core.datasets.target_hub import HUB_DATASETS, hub_name_of_target
-
-    try:
-        resolve(name, settings)
-        return load_dataset(name, settings)
-    except UnknownNameError as unknown:
-        hub = hub_name_of_target(name)
-        if hub is None:
-            targets = ", ".join(s.dataset_name for s in HUB_DATASETS.values())
-            raise DatasetError(f"the results are on dataset {name!r}, which is neither a "
-                               f"dataset here nor one of TARGET's ({targets}); pass "
-                               f"--dataset with its name or folder ({unknown})",
-                               path=source) from None
-    try:
-        return load_dataset(hub, settings)
-    except DatasetUnavailableError as exc:
-        raise DatasetUnavailableError(
-            f"{source}: the results are on TARGET's {name!r}, which is {hub} here and cannot "
-            f"be loaded ({exc}). Pass --dataset with a copy of it on this machine: its folder, "
-            f"or its name in `python -m target_core datasets`") from None
+    config: RunConfig
+    data: Dataset
+    query_ids: list[str]
+    ranked_of: dict[str, list[TableKey]]
+    answers: dict[str, Generation] | None
+    name: str
+    index_info: dict[str, Any]
+    warnings: list[str]
 
 
 def import_target_results(path: str, *, settings: Settings, dataset: str | None = None,
@@ -195,24 +93,43 @@ def import_target_results(path: str, *, settings: Settings, dataset: str | None 
 
 
 def import_target(path: str, *, settings: Settings, dataset: str | None = None,
-                  label: str | None = None, downstream: str | None = None,
-                  store: RunStore | None = None, top_k: int | None = None,
-                  partial: bool = False) -> list[ImportedRun]:
+                  datasets: Mapping[str, str] | None = None, label: str | None = None,
+                  downstream: str | None = None, store: RunStore | None = None,
+                  top_k: int | None = None, partial: bool = False) -> list[ImportedRun]:
     """Import a file, or every `<dataset_name>/<k>.jsonl` of TARGET's results folder
     `path` (TARGET's results directory, or one dataset's folder in it): one run per file.
 
-    `downstream` is the matching downstream file or folder (files pair by dataset and
-    k; a downstream file without a retrieval file is imported alone). `top_k` is only
-    for a single file not named `<k>.jsonl`.
+    All or nothing: every file is read and checked, and its dataset loaded, before any
+    run is stored; the first error (naming its file) stores nothing. A file's dataset is
+    `datasets[name]` for its `<name>/` folder or its dataset_name, else `dataset`, else
+    the dataset TARGET's name stands for (`resolve_target_dataset`). `downstream` is
+    the matching downstream file or folder (files pair by dataset and k; a downstream
+    file without a retrieval file is imported alone). `top_k` is only for a single file
+    not named `<k>.jsonl`.
     """
     root = Path(path)
+    datasets = dict(datasets or {})
     if not root.is_dir():
-        return [import_file(path, settings=settings, dataset=dataset, label=label,
-                            downstream=downstream, store=store, top_k=top_k,
-                            partial=partial)]
-    if top_k is not None:
-        raise TargetError("--top-k is for a single file: in TARGET's results folder each "
-                          "file's name is its k")
+        if not root.is_file():
+            raise DatasetError("file not found", path=path)
+        names = {root.resolve().parent.name, dataset_name_of(root, root.resolve().parent.name)}
+        _check_mapping(datasets, names, path)
+        spec = next((datasets[n] for n in sorted(names) if n in datasets), dataset)
+        plans = [_plan_file(path, settings=settings, dataset=spec, label=label,
+                            downstream=downstream, top_k=top_k, partial=partial)]
+    else:
+        if top_k is not None:
+            raise TargetError("--top-k is for a single file: in TARGET's results folder "
+                              "each file's name is its k")
+        plans = _plan_folder(root, settings=settings, dataset=dataset, datasets=datasets,
+                             label=label, downstream=downstream, partial=partial)
+    store = store or RunStore.in_workspace(settings.workspace)
+    return [_store(plan, settings, store) for plan in plans]
+
+
+def _plan_folder(root: Path, *, settings: Settings, dataset: str | None,
+                 datasets: dict[str, str], label: str | None, downstream: str | None,
+                 partial: bool) -> list[_Plan]:
     found, name = target_files(root)
     pairs: dict[tuple[str, int], list[Path | None]] = {key: [file, None]
                                                      for key, file in found.items()}
@@ -222,39 +139,29 @@ def import_target(path: str, *, settings: Settings, dataset: str | None = None,
                                "(<dataset_name>/<k>.jsonl)", path=downstream)
         for key, file in target_files(Path(downstream))[0].items():
             pairs.setdefault(key, [None, None])[1] = file
-    store = store or RunStore.in_workspace(settings.workspace)
-    runs = []
-    for (dataset_name, _k), (retrieval, answers) in sorted(pairs.items()):
-        first = retrieval or answers
-        if first is None:  # every pair has one file at least
-            continue
-        runs.append(import_file(str(first), settings=settings,
-                                dataset=dataset or _dataset_of(first, dataset_name),
+    files = [(folder, first, retrieval, answers) for (folder, _k), (retrieval, answers)
+             in sorted(pairs.items()) if (first := retrieval or answers) is not None]
+    names = [{folder, dataset_name_of(first, folder)} for folder, first, _, _ in files]
+    _check_mapping(datasets, set().union(*names), str(root))
+    plans = []
+    for (folder, first, retrieval, answers), named in zip(files, names, strict=True):
+        mapped = [datasets[n] for n in sorted(named) if n in datasets]
+        plans.append(_plan_file(str(first), settings=settings,
+                                dataset=mapped[0] if mapped else dataset,
+                                target_name=dataset_name_of(first, folder),
                                 label=label or name,
                                 downstream=str(answers) if retrieval and answers else None,
-                                store=store, partial=partial))
-    return runs
+                                top_k=None, partial=partial))
+    return plans
 
 
-def _dataset_of(path: Path, folder_name: str) -> str:
-    record = _first_record(path)
-    if isinstance(record, dict) and "dataset_name" in record:
-        return str(record["dataset_name"])
-    return folder_name
-
-
-def target_files(root: Path) -> tuple[dict[tuple[str, int], Path], str]:
-    """TARGET's results files under `root` by (dataset_name, k), and the name of the
-    folder holding the dataset folders (the default label of the runs)."""
-    own = {(root.name, k): f for f in sorted(root.iterdir()) if (k := _k_of(f)) is not None}
-    if own:
-        return own, root.resolve().parent.name
-    found = {(d.name, k): f for d in sorted(root.iterdir()) if d.is_dir()
-             for f in sorted(d.iterdir()) if (k := _k_of(f)) is not None}
-    if not found:
-        raise DatasetError("holds no <dataset_name>/<k>.jsonl files (the layout of "
-                           "TARGET's results folder)", path=root)
-    return found, root.resolve().name
+def _check_mapping(datasets: Mapping[str, str], names: set[str], path: str) -> None:
+    """A `--dataset NAME=PATH` whose NAME is no dataset folder is a typo: refuse it."""
+    unused = sorted(set(datasets) - names)
+    if unused:
+        raise ConfigError(f"--dataset {unused[0]}={datasets[unused[0]]}: {path} holds no "
+                          f"results on {unused[0]!r} (its datasets: "
+                          f"{', '.join(sorted(names))})")
 
 
 def import_file(path: str, *, settings: Settings, dataset: str | None = None,
@@ -269,22 +176,46 @@ def import_file(path: str, *, settings: Settings, dataset: str | None = None,
     file's `dataset_name` (`resolve_target_dataset`). top_k is `top_k`, else the k of a
     file named `<k>.jsonl`, else the longest list (with a warning). The retriever is
     `imported:<label>`; the default label of `<x>/<dataset_name>/<k>.jsonl` is x's name,
-    else the file's stem.
+    else the file's stem. Files imported before with the same dataset, k and label give
+    back that run (`existing`), with a note.
     """
+    plan = _plan_file(path, settings=settings, dataset=dataset, label=label,
+                      downstream=downstream, top_k=top_k, partial=partial)
+    return _store(plan, settings, store or RunStore.in_workspace(settings.workspace))
+
+
+def _load(spec: str, settings: Settings, source: str) -> Dataset:
+    try:
+        return load_dataset(spec, settings)
+    except UnknownNameError as exc:
+        raise DatasetError(f"--dataset {spec}: {exc}", path=source) from None
+
+
+def _plan_file(path: str, *, settings: Settings, dataset: str | None, label: str | None,
+               downstream: str | None, top_k: int | None, partial: bool,
+               target_name: str | None = None) -> _Plan:
+    """Read and check one file (and its downstream file): everything but storing. The
+    dataset is `dataset`, else the one TARGET's `target_name` (default: the file's
+    dataset_name) stands for."""
     for given in (path, downstream):
         if given is not None and not Path(given).is_file():
             raise DatasetError("file not found", path=given)
     retrieval_path: str | None = path
-    if downstream is None and _is_downstream(path):
+    if downstream is None and is_downstream(path):
         retrieval_path, downstream = None, path
-    data = (load_dataset(dataset, settings) if dataset else
-            resolve_target_dataset(_first_dataset_name(path), settings, source=path))
-    file_k = _k_of(Path(path))
+    data = (_load(dataset, settings, path) if dataset else
+            resolve_target_dataset(target_name or first_dataset_name(path), settings,
+                                   source=path))
+    file_k = k_of(Path(path))
     name = label or (Path(path).resolve().parent.parent.name if file_k is not None
                      else Path(path).stem)
     top_k = top_k or file_k
     warnings: list[str] = []
-    retrieved = read_target_results(retrieval_path, data, top_k) if retrieval_path else None
+    read: RetrievalFile | None = None
+    if retrieval_path:
+        read = read_target_results(retrieval_path, data, top_k)
+        warnings += read.warnings(retrieval_path, data.name)
+    retrieved = read.lists if read else None
     answers = read_target_downstream(downstream, data) if downstream else None
     query_ids = _covered(retrieval_path, downstream, retrieved, answers, partial, warnings)
     ranked_of = dict(retrieved or [])
@@ -300,15 +231,22 @@ def import_file(path: str, *, settings: Settings, dataset: str | None = None,
     generation = None
     if answers is not None:
         if data.task not in ANSWER_TASKS:
-            raise TargetError(f"dataset '{data.name}' has task '{data.task}': downstream "
-                              "results need a qa, fact or sql dataset")
+            raise TargetError(f"{path}: dataset '{data.name}' has task '{data.task}': "
+                              "downstream results need a qa, fact or sql dataset")
         generation = GenerationConfig(generator=f"imported:{name}")
     config = RunConfig(dataset=dataset or data.name,
                        retriever=f"imported:{name}" if retrieved is not None else "imported:none",
                        top_k=top_k, generation=generation)
-    return ImportedRun(_store_run(config, data, query_ids, ranked_of, answers, name,
-                                  settings, store, [p for p in (retrieval_path, downstream)
-                                                    if p], warnings), tuple(warnings))
+    sources = {role: p for role, p in (("retrieval", retrieval_path),
+                                       ("downstream", downstream)) if p}
+    key = json.dumps([config_key(config, data.fingerprint), partial,
+                      {role: file_digest(p) for role, p in sources.items()}], sort_keys=True)
+    index_info: dict[str, Any] = {"imported_from": [str(p) for p in sources.values()],
+                  "import_key": hashlib.sha256(key.encode()).hexdigest()[:20],
+                  "import_warnings": warnings}
+    if read is not None:
+        index_info["table_checks"] = read.counts()
+    return _Plan(config, data, query_ids, ranked_of, answers, name, index_info, warnings)
 
 
 def _covered(retrieval_path: str | None, downstream: str | None,
@@ -340,20 +278,23 @@ def _covered(retrieval_path: str | None, downstream: str | None,
     return both
 
 
-def _store_run(config: RunConfig, data: Dataset, query_ids: list[str],
-               ranked_of: dict[str, list[TableKey]], answers: dict[str, Generation] | None,
-               name: str, settings: Settings, store: RunStore | None, sources: list[str],
-               warnings: list[str]) -> RunRecord:
-    store = store or RunStore.in_workspace(settings.workspace)
+def _store(plan: _Plan, settings: Settings, store: RunStore) -> ImportedRun:
+    config, data = plan.config, plan.data
+    existing = _imported_before(store, config, plan.index_info["import_key"])
+    if existing is not None:
+        note = (f"{plan.index_info['imported_from'][0]}: already imported as run "
+                f"{existing.run_id} (the same file on {data.name} at k = {config.top_k} as "
+                f"{config.retriever}); returned that run instead of storing it twice "
+                f"(--label stores it under another name)")
+        return ImportedRun(existing, (note, *plan.warnings), existing=True)
     run, _ = store.start_run(config, dataset_fingerprint=data.fingerprint, task=data.task,
-                             n_queries=len(query_ids), versions=package_versions())
-    store.save_results(run.run_id, _results(data, query_ids, ranked_of, answers,
-                                            config.top_k, name,
+                             n_queries=len(plan.query_ids), versions=package_versions())
+    store.save_results(run.run_id, _results(data, plan.query_ids, plan.ranked_of,
+                                            plan.answers, config.top_k, plan.name,
                                             SqlLimits(settings.sql_timeout,
                                                       settings.sql_row_cap)))
-    store.record_index(run.run_id, index_info={"imported_from": [str(p) for p in sources],
-                                               "import_warnings": warnings},
-                       text_fingerprint="", text_example="")
+    store.record_index(run.run_id, index_info=plan.index_info, text_fingerprint="",
+                       text_example="")
     run = store.get_run(run.run_id)
     metrics = run_metrics(store, run, data)
     downstream = {k: v for k, v in metrics.items() if k in _downstream_names(metrics)}
@@ -364,7 +305,17 @@ def _store_run(config: RunConfig, data: Dataset, query_ids: list[str],
         metrics = aggregate_retrieval(outcomes, default_ks(config.top_k),
                                       task=data.task) | downstream
     store.finish_run(run.run_id, metrics)
-    return store.get_run(run.run_id)
+    return ImportedRun(store.get_run(run.run_id), tuple(plan.warnings))
+
+
+def _imported_before(store: RunStore, config: RunConfig, import_key: str
+                     ) -> RunRecord | None:
+    """The complete run these very files were imported as (same bytes, dataset, k and
+    label), if any."""
+    for run in store.list_runs(dataset=config.dataset, status="complete"):
+        if run.index_info.get("import_key") == import_key:
+            return run
+    return None
 
 
 def _downstream_names(metrics: dict[str, float]) -> set[str]:
