@@ -96,7 +96,7 @@ st.download_button("Download all failed queries (CSV)",
 category_map_section(run, report, category)  # where its questions and golds fall
 
 try:
-    attributed = attribution_view(store, run)
+    attributed = attribution_view(store, run, k)
 except TargetError as exc:
     st.subheader("Retrieval or generation?")
     st.warning(str(exc))
@@ -106,10 +106,10 @@ if attributed is None:  # retrieval only
 st.subheader("Retrieval or generation?")
 split = attributed.split
 if split is not None:
-    given = "the table" if split.k == 1 else f"the {split.k} tables"
-    st.caption(f"Gold retrieved: every gold table among {given} the generator was given. "
-               f"Right: {plain(split.correct_rule)}.")
+    st.caption(plain(attributed.caption or ""))
     st.dataframe(attributed.table, hide_index=True)
+    if attributed.misses is not None:
+        st.caption(attributed.misses.note)
     if split.oracle is None:
         st.info("Run the same generator with oracle context (the gold tables) to split the "
                 "wrong answers into retrieval- and generation-caused.")

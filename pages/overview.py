@@ -20,6 +20,7 @@ from target_core.views.overview import (
     leaderboard_significance_ids,
     leaderboard_view,
     overview_filters,
+    row_choices,
     select_runs,
     significance_of,
     slice_view,
@@ -128,7 +129,15 @@ chosen_tasks = cols[1].multiselect("Tasks", filters.tasks, default=filters.tasks
                                    key="overview-tasks")
 in_task = filters.datasets(chosen_tasks)
 chosen = cols[0].multiselect("Datasets", in_task, default=in_task, key="overview-datasets")
-selected = select_runs(runs, chosen, chosen_tasks)
+retrievers, views = row_choices(select_runs(runs, chosen, chosen_tasks))
+cols = st.columns(2)
+chosen_retrievers = cols[0].multiselect(
+    "Retrievers", retrievers, default=retrievers, key="overview-retrievers",
+    help="The rows shown are the family of the \"vs best\" tests: a row left out "
+    "changes no other row's adjusted p.")
+chosen_views = cols[1].multiselect("Table views", views, default=views,
+                                   key="overview-views")
+selected = select_runs(runs, chosen, chosen_tasks, chosen_retrievers, chosen_views)
 slices.check_link(chosen, "the chosen datasets")  # a bad ?slice= stops here
 
 board = leaderboard_view(store, selected, vs_best)
@@ -148,11 +157,14 @@ st.caption("Rows: retriever (→ generator) and table view (and k, for runs of o
            "The newest complete run of each configuration counts. \"vs best\": each "
            "row's per-query recall against the best row of its column on the same "
            "queries (exact McNemar test when every per-query recall is 0 or 1, else a "
-           "paired randomization test), Holm-adjusted over the column's rows; "
-           "\"≠ best\" means p < 0.05, \"n.s.\" not significant; each marker names its "
-           "test (the metric is the column's recall). The Compare page tests hit@k and MRR "
+           "paired randomization test), Holm-adjusted over the rows shown for that dataset "
+           "(choose them with the filters above; runs not shown never count); "
+           "\"≠ best\" means Holm p < 0.05, \"n.s.\" not significant; each marker names its "
+           "test (the metric is the column's recall). \"p (Holm)\": the unadjusted p, "
+           "then the Holm-adjusted one. The Compare page tests hit@k and MRR "
            "per pair instead, so "
-           "its p-values for the same two runs differ.")
+           "its p-values for the same two runs differ."
+           + (f" {board.family_note}." if board.family_note else ""))
 if board.empty:
     st.info("No runs match the filters.")
 else:

@@ -56,6 +56,42 @@ def test_failures_page_attribution_for_a_generation_run(app) -> None:
     assert not at.error
 
 
+def test_failures_page_counts_explain_each_other(app) -> None:
+    """Regression (issue 25): on Spider the headline said 199 queries missed a gold table
+    within k = 10 and the attribution table counted 609 "gold missed" (the generator saw
+    the top table only, k = 1), captioned "among the table"; nothing said why."""
+    from target_core.datasets import load_dataset
+    from target_core.engine.store import RunStore
+    from target_core.views.failures import attribution_view, failures_report
+
+    start, settings = app
+    run_id = _run(settings, dataset="demo-sql", retriever="bm25", limit=60,
+                  generation=GenerationConfig("heuristic"))
+    store = RunStore.in_workspace(settings.workspace)
+    run = store.get_run(run_id)
+    assert run.config.generation is not None and run.config.generation.context_k == 1
+    report = failures_report(store, load_dataset("demo-sql", settings=settings), run_id, 10)
+    view = attribution_view(store, run, 10)
+    assert view is not None and view.misses is not None
+    misses, table = view.misses, view.table.set_index("")
+    assert (misses.k, misses.context_k) == (10, 1)
+    assert misses.missed_within_k == report.n_failed
+    assert misses.missed_in_context == table.loc["a gold table not in the top table"].sum()
+    assert misses.between > 0  # the demo has queries whose gold is ranked 2..10
+    assert misses.missed_in_context - misses.missed_within_k == misses.between
+    assert f"{misses.between} more: their gold was within k = 10 but the generator saw " \
+           "only the top table" in misses.note
+    assert "in the top table retrieved" in (view.caption or "")
+    at = start("pages/failures.py", run=run_id)
+    assert not at.exception and not at.error
+    captions = [c.value for c in at.caption]
+    assert misses.note in captions
+    assert not [c for c in captions if "among the table" in c]
+    at = start("pages/failures.py", run=run_id, k="1")  # the same cut: the same queries
+    assert any(c.value.startswith("The generator was given the top table, the cut of the "
+                                  "count above (k = 1): the same") for c in at.caption)
+
+
 def test_ablations_page_runs_the_missing_variants(app) -> None:
     start, settings = app
     at = start("pages/ablations.py", dataset="demo-qa", retriever="bm25", limit="40")

@@ -28,7 +28,7 @@ from target_core.analysis.significance import (
 )
 from target_core.analysis.stats import mcnemar_exact
 from target_core.engine.store import QueryResult, RunStore
-from target_core.types import RunConfig
+from target_core.types import RunConfig, TableView
 
 ROOT = Path(__file__).resolve().parent.parent
 EVIL = "<script>alert(1)</script>"
@@ -49,8 +49,9 @@ def _result(qid: str, position: int, ranks: list[int | None]) -> QueryResult:
 
 
 def _add_run(store: RunStore, retriever: str, ranks: dict[str, list[int | None]], *,
-             dataset: str = "hand") -> str:
-    run, _ = store.start_run(RunConfig(dataset, retriever), dataset_fingerprint="x",
+             dataset: str = "hand", view: TableView | None = None) -> str:
+    config = RunConfig(dataset, retriever, view or TableView())
+    run, _ = store.start_run(config, dataset_fingerprint="x",
                              task="qa", n_queries=len(ranks), versions={})
     results = [_result(q, i, r) for i, (q, r) in enumerate(ranks.items())]
     store.save_results(run.run_id, results)
@@ -79,10 +80,47 @@ def test_a_clearly_better_run_is_significant_and_an_equal_one_is_not(store) -> N
     low = result[worse]
     assert (low.best_run_id, low.test, low.n_queries) == (best, "mcnemar", 30)
     assert low.p_value == mcnemar_exact(20, 0) and low.p_holm == 2 * low.p_value
-    assert low.significant and low.marker.startswith("≠ best (p=")
+    assert low.significant and low.marker == "≠ best (McNemar)" and low.n_rows == 3
+    assert low.p_text == "<0.0001 (<0.0001)"
     tie = result[same]
     assert tie.p_value == 1.0 and not tie.significant
-    assert tie.marker == "n.s. (p=1, McNemar)" and tie.metric == "recall@10"
+    assert tie.marker == "n.s. (McNemar)" and tie.metric == "recall@10"
+    assert tie.p_text == "1 (1)" and result[best].p_text == "–"
+
+
+def test_a_verdict_does_not_move_with_runs_the_leaderboard_does_not_show(store) -> None:
+    """Regression (issue 25): bm25 vs hybrid read "≠ best" after the demo runs, then
+    "n.s." once ablation and haystack runs were stored: Holm ran over every stored row.
+    The family is now the rows shown, stated in the caption, raw p beside Holm's."""
+    from target_core.views.overview import leaderboard_view, row_choices, select_runs
+
+    queries = [f"q{i:02d}" for i in range(20)]
+    best = _add_run(store, "bm25", {q: [1] for q in queries})
+    _add_run(store, "hybrid", {q: [None] if i < 6 else [1] for i, q in enumerate(queries)})
+    shown = TableView().label
+    p = mcnemar_exact(6, 0)  # 0.031: significant alone, not once tripled by Holm
+
+    def cells(views: list[str] | None) -> tuple[str, str, str | None]:
+        runs = select_runs(store.list_runs(), ["hand"], ["qa"], views=views)
+        view = leaderboard_view(store, runs)
+        row = view.shown.loc[("hybrid", shown)]
+        return row[("hand", "R@10 vs best")], row[("hand", "R@10 p (Holm)")], view.family_note
+
+    before = cells([shown])
+    assert before == ("≠ best (McNemar)", f"{p:.3g} ({p:.3g})",
+                      "Holm over the 2 runs shown on hand")
+    header_only = TableView(rows=0)  # an ablation's variants, as good as the best
+    for retriever in ("bm25", "tfidf"):
+        _add_run(store, retriever, {q: [1] for q in queries}, view=header_only)
+    assert row_choices(store.list_runs())[1] == sorted([shown, header_only.label])
+    assert cells([shown]) == before  # not shown: not in the family
+    # shown, they join the family: the verdict moves, and the caption and raw p say why
+    assert cells(None) == ("n.s. (McNemar)", f"{p:.3g} ({3 * p:.3g})",
+                           "Holm over the 4 runs shown on hand")
+    assert leaderboard_view(store, store.list_runs()).shown.loc[
+        ("bm25", shown), ("hand", "R@10 vs best")] == "best"
+    assert best in {r.run_id for r in select_runs(store.list_runs(), ["hand"], ["qa"],
+                                                  retrievers=["bm25"], views=[shown])}
 
 
 def test_graded_recall_uses_the_randomization_test(store) -> None:
@@ -307,5 +345,6 @@ def test_overview_marks_rows_against_the_best(app, runs) -> None:
     assert column in board.columns
     # bm25 and tfidf both find everything: one is the best, the other is not different;
     # no-context has no recall
-    assert sorted(board[column]) == ["best", "n.s. (p=1, McNemar)", "–"]
-    assert "Holm" in at.caption[0].value
+    assert sorted(board[column]) == ["best", "n.s. (McNemar)", "–"]
+    assert sorted(board[("handmade-qa", "R@10 p (Holm)")]) == ["1 (1)", "–", "–"]
+    assert "Holm over the 2 runs shown on handmade-qa" in at.caption[0].value

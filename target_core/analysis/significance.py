@@ -6,7 +6,9 @@ columns per run); `significant_vs_best` asks, for each recall column of the lead
 (TARGET's Table 2), whether a row's per-query recall differs from the best row's on the
 same queries: the exact McNemar test when every per-query value in the column is 0 or 1
 (one gold table per query, so recall@k is hit@k), else the paired sign-flip
-randomization test; Holm-adjusted over the rows of that column.
+randomization test; Holm-adjusted over the rows of that column among `runs`: the family
+is what the caller passes, so a page passes the rows it shows (after its filters) and
+a run it does not show never moves a verdict it does.
 """
 
 from __future__ import annotations
@@ -98,7 +100,11 @@ class VsBest:
     """"mcnemar", "randomization", or "" for the best run itself."""
     n_queries: int
     p_value: float | None = None
+    """Unadjusted."""
     p_holm: float | None = None
+    """Holm-adjusted over the column's other rows (the family: `n_rows` - 1 tests)."""
+    n_rows: int = 1
+    """Rows of the column in the family, the best included."""
 
     @property
     def is_best(self) -> bool:
@@ -110,14 +116,22 @@ class VsBest:
 
     @property
     def marker(self) -> str:
-        """"best", or "≠ best (p=…, TEST)" / "n.s. (p=…, TEST)" with the Holm-adjusted p
-        and the test's name. The per-query metric tested is the column's (its header names
-        it, e.g. "R@10 vs best"; `metric` holds it), kept out of the cell so a leaderboard
-        of three datasets stays readable."""
+        """"best", or "≠ best (TEST)" / "n.s. (TEST)": the verdict at the Holm-adjusted p
+        and the test's name. The p-values have their own cell (`p_text`) and the
+        per-query metric tested is the column's (its header names it, e.g. "R@10 vs
+        best"; `metric` holds it), so a leaderboard of three datasets stays readable."""
         if self.is_best or self.p_holm is None:
             return "best"
-        return (f"{'≠ best' if self.significant else 'n.s.'} (p={format_p(self.p_holm)}, "
-                f"{TEST_NAMES.get(self.test, self.test)})")
+        return (f"{'≠ best' if self.significant else 'n.s.'} "
+                f"({TEST_NAMES.get(self.test, self.test)})")
+
+    @property
+    def p_text(self) -> str:
+        """"p (Holm p)", e.g. "0.044 (0.154)": the unadjusted p, which no other row
+        changes, then the adjusted one the verdict uses; "–" for the best row."""
+        if self.is_best or self.p_value is None or self.p_holm is None:
+            return "–"
+        return f"{format_p(self.p_value)} ({format_p(self.p_holm)})"
 
 
 def format_p(p: float) -> str:
@@ -135,8 +149,9 @@ def significant_vs_best(store: RunStore, runs: Sequence[RunRecord]) -> dict[str,
     text-to-SQL), test every row against the column's best row (highest recall; the
     first on a tie).
 
-    Returns run_id -> VsBest for the runs behind the rows of a column with at least two
-    rows whose per-query metric (`recall@k`, `db_hit@1`) is stored; the best run maps
+    The family Holm adjusts over is a column's rows among `runs` (pass the runs a page
+    shows). Returns run_id -> VsBest for the runs behind the rows of a column with at
+    least two rows whose per-query metric (`recall@k`, `db_hit@1`) is stored; the best run maps
     to itself. Queries are paired on the ones both runs answered. Only the newest
     complete run of each configuration is a row, as on the leaderboard.
     """
@@ -181,8 +196,9 @@ def significant_vs_best(store: RunStore, runs: Sequence[RunRecord]) -> dict[str,
             p_values.append(p)
         if not tested:
             continue
+        n_rows = len(tested) + 1
         found[best_id] = VsBest(run_id=best_id, best_run_id=best_id, metric=metric,
-                                test="", n_queries=len(best))
+                                test="", n_queries=len(best), n_rows=n_rows)
         for item, p_adj in zip(tested, holm(p_values), strict=True):
-            found[item.run_id] = replace(item, p_holm=p_adj)
+            found[item.run_id] = replace(item, p_holm=p_adj, n_rows=n_rows)
     return found

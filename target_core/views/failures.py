@@ -48,20 +48,81 @@ def cases_frame(report: FailureReport, category: str | None) -> pd.DataFrame:
     return cases[["open", "query", "why", "best gold rank", "tag", "also in"]]
 
 
+def top_tables(n: int) -> str:
+    """"the top table" / "the top 5 tables"."""
+    return "the top table" if n == 1 else f"the top {n} tables"
+
+
+@dataclass(frozen=True)
+class MissCounts:
+    """The page's two counts of queries that missed a gold table, by the one rule
+    (metrics.tasks.failed_at) at two cuts: the headline's k, and `context_k`, the tables
+    the generator was given (the attribution's rows). A query missed at the larger cut
+    is missed at the smaller, so the counts differ by exactly `between`."""
+
+    k: int
+    missed_within_k: int
+    context_k: int
+    missed_in_context: int
+    between: int
+    """Queries missed at the smaller cut whose gold is all within the larger one."""
+
+    @property
+    def note(self) -> str:
+        """The two counts and their difference, with its reason."""
+        given = top_tables(self.context_k)
+        if self.context_k == self.k:
+            return (f"The generator was given {given}, the cut of the count above "
+                    f"(k = {self.k}): the same {self.missed_within_k} queries missed a "
+                    f"gold table.")
+        counts = (f"{self.missed_in_context} queries missed a gold table in {given} (what "
+                  f"the generator saw), {self.missed_within_k} within k = {self.k} (the "
+                  f"count above): ")
+        if self.context_k < self.k:
+            return counts + (f"{self.between} more: their gold was within k = {self.k} "
+                             f"but the generator saw only {given}.")
+        return counts + (f"{self.between} fewer: the generator saw {given}, more than "
+                         f"k = {self.k}, and their gold was within them.")
+
+
+def miss_counts(store: RunStore, run_id: str, k: int, context_k: int) -> MissCounts:
+    """Queries of `run_id` that missed a gold table within k and within `context_k`."""
+    low, high = sorted((k, context_k))
+    scores = store.query_scores(run_id)
+    return MissCounts(
+        k=k, missed_within_k=sum(s.failed_at(k) for s in scores), context_k=context_k,
+        missed_in_context=sum(s.failed_at(context_k) for s in scores),
+        between=sum(s.failed_at(low) and not s.failed_at(high) for s in scores))
+
+
 @dataclass(frozen=True)
 class AttributionView:
     split: Attribution | None
     """None: the run's generator did not read the retrieved tables."""
     quality: RankQuality
     table: pd.DataFrame
-    """gold retrieved / missed × answer right / wrong (empty without a split)."""
+    """gold in / not in the tables given × answer right / wrong (empty without a split)."""
     examples: pd.DataFrame
     """Up to ATTRIBUTION_EXAMPLES queries per cause, with links (empty without an oracle)."""
+    misses: MissCounts | None = None
+    """The table's misses against the headline's (None without a split)."""
+
+    @property
+    def caption(self) -> str | None:
+        """What the table's rows count (None without a split)."""
+        if self.split is None:
+            return None
+        given = top_tables(self.split.k)
+        return (f"Rows: whether every gold table was in {given} retrieved, the tables the "
+                f"generator was given (its context, k = {self.split.k}). Right: "
+                f"{self.split.correct_rule}.")
 
 
-def attribution_view(store: RunStore, run: RunRecord) -> AttributionView | None:
-    """For a run with a generator (None otherwise); raises TargetError when the run's
-    scores cannot be attributed."""
+def attribution_view(store: RunStore, run: RunRecord, k: int | None = None
+                     ) -> AttributionView | None:
+    """For a run with a generator (None otherwise), with its misses against the page's
+    headline count at `k` (default: the run's top_k, at most 10, as analyse_failures);
+    raises TargetError when the run's scores cannot be attributed."""
     generation = run.config.generation
     if generation is None:
         return None
@@ -69,13 +130,15 @@ def attribution_view(store: RunStore, run: RunRecord) -> AttributionView | None:
     quality = rank_quality(store, run.run_id)
     table = pd.DataFrame()
     examples = pd.DataFrame(columns=["open", "query_id", "cause"])
+    misses = None
     if split is not None:
-        counts = split.counts
+        counts, given = split.counts, top_tables(split.k)
         table = pd.DataFrame([
-            {"": "gold retrieved", "answer right": counts["retrieved_correct"],
+            {"": f"all gold in {given}", "answer right": counts["retrieved_correct"],
              "answer wrong": counts["retrieved_wrong"]},
-            {"": "gold missed", "answer right": counts["missed_correct"],
+            {"": f"a gold table not in {given}", "answer right": counts["missed_correct"],
              "answer wrong": counts["missed_wrong"]}])
+        misses = miss_counts(store, run.run_id, k or min(run.config.top_k, 10), split.k)
         if split.oracle is not None:
             o = split.oracle
             examples = pd.DataFrame(
@@ -83,8 +146,9 @@ def attribution_view(store: RunStore, run: RunRecord) -> AttributionView | None:
                  for cause, ids in (("retrieval", o.retrieval_caused),
                                     ("generation", o.generation_caused))
                  for q in ids[:ATTRIBUTION_EXAMPLES]], columns=["open", "query_id", "cause"])
-    return AttributionView(split, quality, table, examples)
+    return AttributionView(split, quality, table, examples, misses)
 
 
-__all__ = ["ATTRIBUTION_EXAMPLES", "AttributionView", "attribution_view",
-           "cases_frame", "definitions_frame", "failures_report", "present_categories"]
+__all__ = ["ATTRIBUTION_EXAMPLES", "AttributionView", "MissCounts", "attribution_view",
+           "cases_frame", "definitions_frame", "failures_report", "miss_counts",
+           "present_categories", "top_tables"]

@@ -5,7 +5,7 @@ headline metrics per slice of the queries' metadata."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -46,9 +46,22 @@ class OverviewFilters:
 class LeaderboardView:
     board: Leaderboard
     shown: pd.DataFrame
-    """Text cells, a "vs best" column after each tested recall column."""
+    """Text cells, a "vs best" and a "p (Holm)" column after each tested recall column."""
     bold: pd.DataFrame
     """Same shape as `shown`: True where the cell is the best of its column."""
+    families: dict[str, int] = field(default_factory=dict)
+    """dataset -> rows its "vs best" tests ran over (the best included): the rows shown."""
+
+    @property
+    def family_note(self) -> str | None:
+        """What Holm adjusted over, e.g. "Holm over the 4 runs shown on demo-qa and the
+        2 on demo-sql"; None without a test."""
+        if not self.families:
+            return None
+        parts = [f"the {n} runs shown on {d}" if i == 0 else f"the {n} on {d}"
+                 for i, (d, n) in enumerate(self.families.items())]
+        joined = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+        return f"Holm over {joined}"
 
     @property
     def empty(self) -> bool:
@@ -81,9 +94,21 @@ def overview_filters(runs: Sequence[RunRecord]) -> OverviewFilters:
     return OverviewFilters(sorted(by_task), {t: sorted(d) for t, d in by_task.items()})
 
 
-def select_runs(runs: Sequence[RunRecord], datasets: Sequence[str], tasks: Sequence[str]
+def row_choices(runs: Sequence[RunRecord]) -> tuple[list[str], list[str]]:
+    """The retrievers (with generator and distractors, RunConfig.label) and the table
+    views of `runs`: what the leaderboard's row filters offer."""
+    return (sorted({r.config.label for r in runs}),
+            sorted({r.config.view.label for r in runs}))
+
+
+def select_runs(runs: Sequence[RunRecord], datasets: Sequence[str], tasks: Sequence[str],
+                retrievers: Sequence[str] | None = None, views: Sequence[str] | None = None
                 ) -> list[RunRecord]:
-    return [r for r in runs if r.config.dataset in datasets and r.task in tasks]
+    """The runs of the rows the leaderboard shows; None for `retrievers` or `views`:
+    every one. The "vs best" tests run over exactly these rows."""
+    return [r for r in runs if r.config.dataset in datasets and r.task in tasks
+            and (retrievers is None or r.config.label in retrievers)
+            and (views is None or r.config.view.label in views)]
 
 
 def display_table(board: Leaderboard) -> pd.DataFrame:
@@ -112,24 +137,29 @@ def leaderboard_significance_ids(runs: Sequence[RunRecord]) -> tuple[str, ...]:
 
 def leaderboard_view(store: RunStore, runs: Sequence[RunRecord],
                      significance: Significance | None = None) -> LeaderboardView:
-    """The leaderboard of `runs` with a "vs best" column after each recall column that
-    has a test, and the bold mask widened to match."""
+    """The leaderboard of `runs` with, after each recall column that has a test, a "vs
+    best" column (the verdict at the Holm-adjusted p and the test) and a "p (Holm)"
+    column (unadjusted p, then adjusted), and the bold mask widened to match. The tests'
+    family is the rows of `runs`: the rows shown."""
     board = leaderboard(runs)
     shown, bold = display_table(board), board.best.copy()
     if board.table.empty:
         return LeaderboardView(board, shown, bold)
     tested = (significance or (lambda rs: significant_vs_best(store, rs)))(
         latest_complete(runs))
+    families: dict[str, int] = {}
     for dataset, metric in headline_recall_columns(board):
-        cells = [tested[rid].marker if (rid := board.runs.get((dataset, *row))) in tested
-                 else "–" for row in board.table.index]
-        if all(c == "–" for c in cells):
+        found = [tested.get(board.runs.get((dataset, *row), "")) for row in board.table.index]
+        if all(t is None for t in found):
             continue
-        column = (dataset, f"{metric} vs best")
+        families[dataset] = max(t.n_rows for t in found if t is not None)
         at = column_pairs(shown).index((dataset, metric)) + 1
-        shown.insert(at, column, cells)
-        bold.insert(at, column, False)
-    return LeaderboardView(board, shown, bold)
+        for offset, (name, cells) in enumerate((
+                ("vs best", ["–" if t is None else t.marker for t in found]),
+                ("p (Holm)", ["–" if t is None else t.p_text for t in found]))):
+            shown.insert(at + offset, (dataset, f"{metric} {name}"), cells)
+            bold.insert(at + offset, (dataset, f"{metric} {name}"), False)
+    return LeaderboardView(board, shown, bold, families)
 
 
 @dataclass(frozen=True)
