@@ -320,3 +320,32 @@ def test_llm_write_failures_fall_back_and_are_counted(fault: str, tmp_path: Path
     dense.index(dense.prepare_texts(dataset.tables, TableView()), corpus_key="f")
     assert retriever.score_all("Who won in 2020?") == pytest.approx(
         dense.score_all("Who won in 2020?"), abs=1e-6)
+
+
+def test_cells_are_bounded_only_where_the_server_enforces_it(tmp_path: Path) -> None:
+    """maxLength goes to llama.cpp (its grammar enforces it), never to other servers
+    (OpenAI's strict mode does not list it)."""
+    from fake_openai import llama_cpp_props, start_fake_openai
+
+    from target_core.generators.hypothetical import LLMWriter
+    from target_core.llm.chat import ChatModel
+
+    reply = json.dumps({"schemas": [[["Lake", "Depth"], ["Norland", 3]]]})
+    sent = {}
+    for name, options in (("llama.cpp", {"props": llama_cpp_props(n_ctx=4096)}),
+                          ("other", {})):
+        server = start_fake_openai(chat_responder=lambda body: reply, **options)
+        try:
+            settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / name),
+                                              "OPENAI_API_KEY": "k",
+                                              "OPENAI_BASE_URL": server.base_url})
+            written = LLMWriter(ChatModel(settings, "m"), 1, 1).write("deepest lake?")
+            assert written.error is None and written.tables[0].header == ("Lake", "Depth")
+            (request,) = server.chat_requests()
+            schema = request.body["response_format"]["json_schema"]["schema"]
+            sent[name] = schema["properties"]["schemas"]["items"]["items"]  # a row
+        finally:
+            server.stop()
+    assert sent["llama.cpp"]["items"]["anyOf"][0] == {"type": "string", "maxLength": 40}
+    assert sent["other"]["items"]["anyOf"][0] == {"type": "string"}
+    assert sent["other"]["maxItems"] == 10 == sent["llama.cpp"]["maxItems"]

@@ -37,7 +37,7 @@ require_local_llm()
 
 from target_core.config import Settings, load_settings  # noqa: E402
 from target_core.engine.presets import pipeline_preset  # noqa: E402
-from target_core.engine.runner import RunFailed, run_retrieval  # noqa: E402
+from target_core.engine.runner import run_retrieval  # noqa: E402
 from target_core.engine.store import RunStore  # noqa: E402
 from target_core.errors import ConfigError, UnknownNameError  # noqa: E402
 from target_core.generators import build_generator  # noqa: E402
@@ -168,7 +168,7 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Local]:
         "TARGET_MAX_TOKENS_QA": "32", "TARGET_MAX_TOKENS_FACT": "8",
         "TARGET_MAX_TOKENS_SQL": "128", "TARGET_MAX_TOKENS_SUMMARY": "64",
         "TARGET_MAX_TOKENS_WRITER": "160", "TARGET_MAX_TOKENS_JUDGE": "64",
-        "TARGET_MAX_TOKENS_HYSE": "64"})
+        "TARGET_MAX_TOKENS_HYSE": "320"})
     model = resolve_model("smollm2")
     chat = serve(model, ServerOptions.from_settings(settings))
     embeddings = serve(model, ServerOptions.from_settings(settings, embeddings=True))
@@ -314,9 +314,8 @@ def test_hyse_and_summary_runs_store_each_calls_outcome(local: Local) -> None:
     """A retriever's own calls (retrievers/llm_calls.py) on the real server, hand-made-qa
     (4 tables, 3 queries): every request answered 200, only the model's failures (a reply
     cut at max_tokens), each failed table or query stored with its class. The summary
-    run completes. SmolLM2 keeps HySE's nested JSON open past any small budget (every
-    write cut at 64, 160, 200 and 512 tokens when measured), so when all its writes fail
-    the policy fails the run before any query is stored, the outcomes kept with it."""
+    run completes, and so does HySE's: on llama.cpp its schema bounds each cell
+    (maxLength), without which SmolLM2 wrote one cell until max_tokens in every write."""
     store = RunStore.in_workspace(local.settings.workspace)
     mark = local.proxy.mark()
     run = run_retrieval(RunConfig(str(HANDMADE), "summary:minilm@local:smollm2"),
@@ -330,22 +329,20 @@ def test_hyse_and_summary_runs_store_each_calls_outcome(local: Local) -> None:
     assert run.index_info["summaries_failed"] == summaries["failed"]
 
     mark = local.proxy.mark()
-    try:
-        run = run_retrieval(RunConfig(str(HANDMADE), "hyse:minilm@local:smollm2:n=1,rows=1"),
-                            settings=local.settings, store=store, fresh=True).run
-    except RunFailed as exc:
-        run = exc.run
-    assert_protocol(_chat_requests(local, mark), minimum=3)
+    run = run_retrieval(RunConfig(str(HANDMADE), "hyse:minilm@local:smollm2:n=1,rows=1"),
+                        settings=local.settings, store=store, fresh=True).run
+    requests = _chat_requests(local, mark)
+    assert_protocol(requests, minimum=3)
+    # llama.cpp enforces the schema's bounds: each cell's maxLength closes the JSON that
+    # SmolLM2 otherwise kept open until max_tokens in every write
+    cell = (requests[0].request["response_format"]["json_schema"]["schema"]["properties"]
+            ["schemas"]["items"]["items"]["items"]["anyOf"][0])
+    assert cell == {"type": "string", "maxLength": 40}
+    assert run.status == "complete" and run.n_done == 3, run.error
     writes = run.index_info["llm_calls"]["hyse"]
     assert writes["calls"] == 3 and set(writes["classes"]) <= ALLOWED_ERRORS, writes
+    assert writes["failed"] == len(writes["failed_items"]) <= 1
     assert set(writes["failed_items"]) <= {"q1", "q2", "q3"}
-    assert len(writes["failed_items"]) == writes["failed"]
-    if writes["failed"] == 3:
-        assert run.status == "failed" and run.n_done == 0
-        assert run.error is not None and run.error.startswith(
-            "HySE: 3 of 3 hypothetical tables failed (truncated 3); the first, query q1: ")
-    else:
-        assert run.status == "complete" and run.n_done == 3, run.error
 
 
 def test_embeddings(local: Local) -> None:

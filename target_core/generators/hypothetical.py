@@ -61,17 +61,25 @@ HYSE_INSTRUCTION = (
 """TARGET's HySE prompt with rows (target_benchmark/retrievers/hyse/HySERetriever.py),
 indentation removed; the last sentence is ours: TARGET got the object from instructor."""
 
-_CELL_SCHEMA = {"anyOf": [{"type": "string"}, {"type": "number"}]}
 MAX_COLUMNS = 10
 """Cells per row a reply may hold (TARGET asks for at least 5 columns)."""
 
 
-def hyse_schema(n: int, rows: int) -> dict[str, Any]:
+CELL_CHARS = 40
+"""Characters of a cell on a server that enforces string lengths (llama.cpp's grammar)."""
+
+
+def hyse_schema(n: int, rows: int, *, cell_chars: int | None = None) -> dict[str, Any]:
     """The structured output for `n` tables of a header and `rows` rows. The bounds
     (maxItems, which OpenAI's strict mode accepts) are what the prompt asks for: a server
     that turns the schema into a grammar (llama.cpp) then cannot write a list forever,
-    which a small model at temperature 0 otherwise does until max_tokens."""
-    row = {"type": "array", "items": _CELL_SCHEMA, "maxItems": MAX_COLUMNS}
+    which a small model at temperature 0 otherwise does until max_tokens. `cell_chars`
+    bounds each text cell too (maxLength, which OpenAI's strict mode does not list, so
+    only for such a server): SmolLM2 otherwise wrote one cell "45M, 2.5M, 3, 2024, ..."
+    until its max tokens."""
+    text = {"type": "string", **({"maxLength": cell_chars} if cell_chars else {})}
+    cell = {"anyOf": [text, {"type": "number"}]}
+    row = {"type": "array", "items": cell, "maxItems": MAX_COLUMNS}
     table = {"type": "array", "items": row, "maxItems": rows + 1}
     return {"name": "hypothetical_schemas", "strict": True,
             "schema": {"type": "object", "additionalProperties": False,
@@ -157,8 +165,11 @@ class LLMWriter:
 
     def write(self, query: str) -> HypotheticalTables:
         try:
+            bounded = getattr(self.generator, "enforces_schema_bounds", None)
+            chars = CELL_CHARS if callable(bounded) and bounded() else None
             reply = self.generator.chat_json(hyse_messages(query, self.n, self.rows),
-                                             schema=hyse_schema(self.n, self.rows),
+                                             schema=hyse_schema(self.n, self.rows,
+                                                                cell_chars=chars),
                                              task="hyse")
         except Exception as exc:  # noqa: BLE001 (a rejected key raises ConfigError: keep it)
             if isinstance(exc, ConfigError):

@@ -252,6 +252,12 @@ class ChatModel:
                 "server_slots": info.slots, "server_models": list(info.models),
                 "sampling": self.sampling(), "max_tokens": dict(self.max_tokens)}
 
+    def enforces_schema_bounds(self) -> bool:
+        """The server compiles a JSON schema into a grammar that enforces every bound,
+        string lengths included (llama.cpp); OpenAI's strict mode lists no maxLength, so
+        a caller adds such bounds only where this is true."""
+        return self.client.probe(self.model).llama_cpp
+
     def sampling(self) -> dict[str, float]:
         """The sampling settings this server is sent (ServerInfo.sampling); the server
         is asked what it is only when a setting is not OpenAI's."""
