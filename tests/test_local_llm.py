@@ -207,7 +207,7 @@ def _run(local: Local, config: RunConfig) -> tuple[RunStore, str]:
     store = RunStore.in_workspace(local.settings.workspace)
     result = run_retrieval(config, settings=local.settings, store=store, fresh=True)
     assert result.run.status == "complete", result.run.error
-    assert result.run.n_done == 20
+    assert result.run.n_done == config.limit
     return store, result.run.run_id
 
 
@@ -238,9 +238,9 @@ def test_spec_label_and_cost(local: Local) -> None:
 def test_qa_run(local: Local) -> None:
     mark = local.proxy.mark()
     store, run_id = _run(local, RunConfig(
-        "demo-qa", "bm25", limit=20, generation=GenerationConfig(
+        "demo-qa", "bm25", limit=10, generation=GenerationConfig(
             "local:smollm2", context_k=1, token_budget=200)))
-    assert_protocol(_chat_requests(local, mark), minimum=20)
+    assert_protocol(_chat_requests(local, mark), minimum=10)
     assert_no_client_failure(store, run_id)
     answers = [r.generation for r in store.iter_results(run_id)]
     assert all(g and g["label"].endswith("not for scores") for g in answers)
@@ -261,12 +261,12 @@ def test_gtr_t_text_to_sql_run(local: Local) -> None:
     preset = pipeline_preset("gtr-t")
     mark = local.proxy.mark()
     store, run_id = _run(local, RunConfig(
-        "demo-sql", preset.retriever, view=TableView.preset(preset.view), limit=20,
+        "demo-sql", preset.retriever, view=TableView.preset(preset.view), limit=10,
         generation=GenerationConfig("local:smollm2", context=preset.context,
                                     context_k=preset.context_k,
                                     sql_schema=preset.sql_schema, token_budget=300)))
     requests = _chat_requests(local, mark)
-    assert_protocol(requests, minimum=20)
+    assert_protocol(requests, minimum=10)
     # structured output was asked for and accepted: never a step down to the prompt alone
     assert all(e.request.get("response_format") for e in requests), requests[0].request
     assert_no_client_failure(store, run_id)
