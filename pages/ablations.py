@@ -16,7 +16,7 @@ from target_core.analysis.failure_figures import ablation_bars
 from target_core.engine.ablate import SCHEMA_VARIANT, ablation_configs, has_schema_context
 from target_core.errors import TargetError
 from target_core.retrievers import EXAMPLE_SPECS, split_spec
-from target_core.types import FORMATS
+from target_core.types import FORMATS, TEXT_FORMATS
 from target_core.views.ablations import (
     ROWS_CHOICES,
     TABLE_FORMATS,
@@ -57,7 +57,10 @@ rows_chosen = cols[0].multiselect("Rows", list(ROWS_CHOICES), ["all rows", "firs
                                                        "header only"], key="ablation-rows",
                                   help="Each with and without the title; the first is the "
                                        "base row of the table.")
-formats = cols[1].multiselect("Formats", FORMATS, FORMATS, key="ablation-formats",
+# each format is tried with the title and rows: "ottqa" has neither (TableView)
+offered = [f for f in FORMATS if f != "ottqa"]
+formats = cols[1].multiselect("Formats", offered, list(TEXT_FORMATS),
+                              key="ablation-formats",
                               help="Each with the title and the first rows setting.")
 schema = st.checkbox(f"Also {SCHEMA_VARIANT}", has_schema_context(dataset),
                      key=f"ablation-schema-{dataset.name}",
@@ -94,8 +97,8 @@ st.subheader("Table 2 layout")
 table = report.table()
 italic = set(report.italic_rows())
 styled = (table.rename(columns={"ms": "ms / query"}).style
-          .format({("ms / query" if c == "ms" else c): f for c, f in TABLE_FORMATS.items()},
-                  na_rep="—")
+          .format({("ms / query" if c == "ms" else c): f for c, f in TABLE_FORMATS.items()}
+                  | {column: "{:.3f}" for column, _ in report.recall_columns}, na_rep="—")
           .apply(lambda row: ["font-style: italic" if row.name in italic else ""
                               for _ in row], axis=1)
           .hide(axis="index"))

@@ -70,8 +70,11 @@ def reproduction() -> None:
                                "the No context row. heuristic is the offline baseline.")
     limit = int(cols[3].number_input("Queries (0 = all)", 0, len(dataset.queries), 0,
                                      key="repro-limit"))
+    ours = st.toggle("Our stronger settings too", key="repro-ours",
+                     help="Adds rows of our own settings beside TARGET's: bm25 and tfidf "
+                     "over every cell, embeddings with the page and section titles.")
     generator = None if chosen == NO_GENERATOR else chosen
-    options = {"generator": generator, "limit": limit or None}
+    options = {"generator": generator, "limit": limit or None, "ours": ours}
     done, missing = stored_reproduction(store, dataset, **options)
     if missing and st.button(f"Run the {len(missing)} missing baseline(s)", type="primary",
                              key="repro-run"):
@@ -100,7 +103,8 @@ def reproduction() -> None:
                "sacreBLEU, P/R/F1 or EX (Δ on SB, F1 or EX). The paper's figures are typed "
                "in from its Table 2.")
     st.plotly_chart(reproduction_curves(store, done), width="stretch")
-    st.caption("Figure 2 on this dataset: macro recall@k of each baseline for k = 1…10. The "
+    st.caption("Figure 2 on this dataset: mean recall@k (the mean over queries of each "
+               "query's recall, not R@k) of each baseline for k = 1…10. The "
                "paper draws its curve (FeTaQA) without printing its values, so only ours "
                "is shown.")
 
@@ -143,7 +147,9 @@ slices.check_link(chosen, "the chosen datasets")  # a bad ?slice= stops here
 board = leaderboard_view(store, selected, vs_best)
 st.subheader("Leaderboard")
 st.caption("Rows: retriever (→ generator) and table view (and k, for runs of one dataset "
-           "that differ only in k). R@10 for QA and fact verification; for text-to-SQL "
+           "that differ only in k). R@c is TARGET's recall, as everywhere here (gold tables "
+           "found within c / gold tables, over all queries): R@10 for QA and fact "
+           "verification; for text-to-SQL "
            "R@1 is database-level as in TARGET's Table 2 (the top table's database is the "
            "gold database) and \"R@1 tables\" the table-level recall@1; ms = mean retrieval time "
            "per query; SB = corpus sacreBLEU, P/R/F1 = weighted fact-verification scores, "
@@ -177,7 +183,8 @@ if chosen:
     name = st.selectbox("Dataset", chosen, key="overview-curve-dataset")
     curves = curves_view(store, selected, name)
     st.plotly_chart(curves.figure, width="stretch")
-    st.caption(f"Macro recall@k for k = 1…top-k of each run (TARGET's Figure 2); the paper "
+    st.caption(f"Mean recall@k (the mean over queries of each query's recall; R@k sums "
+               f"over gold tables) for k = 1…top-k of each run (TARGET's Figure 2); the paper "
                f"reports this dataset's task at k = {curves.paper_cutoff}.")
     slices.slice_section(
         name, lambda metadata, field: slice_view(store, selected, name, metadata, field),

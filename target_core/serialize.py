@@ -207,10 +207,34 @@ def passage_view_text(table: Table, view: TableView) -> str:
     return "".join(f"{labels[k]}: {v}\n" for k, v in identity) + text
 
 
+def ottqa_text(table: Table, view: TableView) -> str:
+    """TARGET's OTT-QA text (retrievers/ottqa/utils.py, `convert_table_representation`
+    then `build_corpus`): "{table id or ''} | {section title} | {header joined by
+    spaces}"; the table id only with the view's table_id flag (TARGET's `withtitle`),
+    the section title only with its section_title flag (TARGET always has it)."""
+    ident = table.table_id if view.table_id else ""
+    section = table.section_title if view.section_title else ""
+    return f"{ident} | {section} | {' '.join(table.header)}"
+
+
+def target_markdown(header: Sequence[str], rows: Sequence[Sequence[Cell]], n_rows: int | None
+                    ) -> str:
+    """TARGET's `markdown_table_str(table, num_rows)` (retrievers/utils.py): "| a | b |"
+    lines, no escaping; the "| --- |" separator only when num_rows > 0, so all rows
+    (None) come without it as in TARGET."""
+    lines = ["| " + " | ".join(header) + " |"]
+    if n_rows:
+        lines.append("| " + " | ".join(["---"] * len(header)) + " |")
+    lines += ["| " + " | ".join(cell_text(c) for c in row) + " |" for row in rows]
+    return "".join(line + "\n" for line in lines)
+
+
 def table_text(table: Table, view: TableView) -> str:
     """The text of `table` under `view` (a passage: `passage_view_text`)."""
     if is_passage(table):
         return passage_view_text(table, view)
+    if view.format == "ottqa":
+        return ottqa_text(table, view)
     identity = _identity(table, view)
     rows = visible_rows(table, view)
     if view.format == "json":
@@ -220,7 +244,9 @@ def table_text(table: Table, view: TableView) -> str:
         record["columns"] = list(table.header)
         record["rows"] = [[cell_text(c) if isinstance(c, bool) else c for c in r] for r in rows]
         return json.dumps(record, ensure_ascii=False)
-    body = _markdown(table.header, rows) if view.format == "markdown" else _csv(table.header, rows)
+    body = (_markdown(table.header, rows) if view.format == "markdown" else
+            target_markdown(table.header, rows, view.rows) if view.format == "target-markdown"
+            else _csv(table.header, rows))
     prefix = "".join(f"{_LABELS[k]}: {v}\n" for k, v in identity)
     if view.context:
         prefix += "".join(f"{line}\n" for line in context_lines(table, view))

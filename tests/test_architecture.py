@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "target_core"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("ground", ("types", "errors", "config", "progress")),
-    ("registry", ("registry",)),
+    ("ground", ("types", "table_view", "errors", "config", "progress")),
+    ("registry", ("registry", "pyclass")),
     ("sql", ("sql",)),
     ("data", ("datasets", "serialize", "tokens", "textproc")),
     ("metrics", ("metrics",)),

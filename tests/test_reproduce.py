@@ -13,7 +13,7 @@ import pytest
 from target_core.analysis.paper import PAPER_DATASETS, PAPER_METHODS, PAPER_TABLE2
 from target_core.cli import main
 from target_core.config import load_settings
-from target_core.engine.reproduce import OTTQA_VIEW, reproduce, reproduction_configs
+from target_core.engine.reproduce import OTTQA_VIEW, baselines, reproduce, reproduction_configs
 from target_core.errors import UnknownNameError
 from target_core.views.reproduce import paper_dataset, reproduction_frame
 
@@ -62,17 +62,38 @@ def test_configs_follow_the_papers_settings() -> None:
     configs = dict((b.method, c) for b, c in reproduction_configs("demo-qa"))
     assert "No context" not in configs  # measures a generator alone
     assert all(c.top_k == 10 for c in configs.values())
+    # TARGET's code: DrQA's retriever over `table id | section title | header`, and
+    # w/o table title only the id goes (TARGET's withtitle=False keeps the section)
+    assert configs["OTT-QA BM25"].retriever == "ottqa:bm25"
     assert configs["OTT-QA BM25"].view == OTTQA_VIEW
-    assert configs["OTT-QA BM25 w/o table title"].view.label == "csv, no title, header only"
-    assert configs["OpenAI embedding"].view.rows == 100
-    assert configs["OpenAI embedding header only"].view.rows == 0
+    assert configs["OTT-QA TF-IDF w/o table title"].retriever == "ottqa:tfidf"
+    no_title = configs["OTT-QA BM25 w/o table title"].view
+    assert (no_title.table_id, no_title.section_title, no_title.format) == \
+        (False, True, "ottqa")
+    # TARGET's embedding text is its markdown table with no title at all
+    for method, rows in (("OpenAI embedding", 100), ("OpenAI embedding header only", 0)):
+        view = configs[method].view
+        assert (view.rows, view.format, view.title, view.section_title) == \
+            (rows, "target-markdown", False, False)
+    follows = {b.method: b for b in baselines()}
+    assert "OTTQARetriever(encoding='bm25', withtitle=False)" in \
+        follows["OTT-QA BM25 w/o table title"].follows
+    # our stronger settings are rows of their own, beside no figure of the paper
+    assert all(b.paper_row for b in baselines())  # ours only when asked
+    ours = [b for b in baselines(ours=True) if b.paper_row is None]
+    assert [b.method for b in ours] == [
+        "ours: bm25 over cells", "ours: tfidf over cells", "ours: embedding with titles",
+        "ours: embedding header only with titles"]
+    with_ours = dict((b.method, c) for b, c in reproduction_configs("demo-qa", ours=True))
+    assert with_ours["ours: bm25 over cells"].retriever == "bm25"
     with_generator = dict((b.method, c) for b, c in reproduction_configs("demo-qa",
                                                                          generator="heuristic"))
     assert with_generator["No context"].retriever == "no-context"
 
 
 def test_frame_sets_ours_beside_the_papers(tmp_path: Path) -> None:
-    done = reproduce(load_settings(tmp_path), "demo-sql", generator="heuristic", limit=30)
+    done = reproduce(load_settings(tmp_path), "demo-sql", generator="heuristic", limit=30,
+                     ours=True)
     frame = reproduction_frame(done, "Spider").set_index("method")
     runs = {b.method: r for b, r in done}
     bm25 = runs["OTT-QA BM25"]
@@ -85,6 +106,12 @@ def test_frame_sets_ours_beside_the_papers(tmp_path: Path) -> None:
     assert "minilm" in frame.loc["OpenAI embedding", "note"]
     assert frame.loc["No context", "paper answers"] == "0"
     assert frame["ours R"].isna()["No context"]
+    assert "OTTQARetriever(encoding='bm25', withtitle=True)" in \
+        frame.loc["OTT-QA BM25", "follows"]
+    # our own settings: a figure of ours, none of the paper's
+    ours = frame.loc["ours: bm25 over cells"]
+    assert ours["ours R"] == runs["ours: bm25 over cells"].metrics["db_hit@1"]
+    assert ours[["paper R", "Δ R", "paper ms"]].isna().all() and ours["paper answers"] == ""
 
 
 def test_cli_reproduce_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -128,13 +128,13 @@ class _VariantProgress:
 
 def cmd_ablate(args: argparse.Namespace) -> int:
     from target_core.engine.ablate import DEFAULT_ROWS
-    from target_core.types import FORMATS
+    from target_core.types import TEXT_FORMATS
     from target_core.views.ablations import ablation_variants, run_ablation
 
     settings = load_settings(args.workspace)
     rows = _rows_list(args.rows)
     formats = tuple(f.strip() for f in args.formats.split(",")) if args.formats else None
-    variants = ablation_variants(rows or DEFAULT_ROWS, formats or FORMATS,
+    variants = ablation_variants(rows or DEFAULT_ROWS, formats or TEXT_FORMATS,
                                  schema=args.schema)
     if args.detach:
         from target_core.cli.jobs import print_launches
@@ -159,10 +159,11 @@ def cmd_ablate(args: argparse.Namespace) -> int:
           "italic rows")
     print(format_rows(
         [{"variant": ("  * " if i in italic else "") + str(row["variant"]),
-          **{f"R@{k}": _num(row[f"R@{k}"], 3) for k in (1, 3, 5, 10)},
+          **{column: _num(row[column], 3) for column, _ in report.recall_columns},
           "ms": _num(row["ms"], 2), "p vs base": _p(row["p vs base"]), "run": row["run"]}
          for i, row in table.iterrows()],
-        ["variant", "R@1", "R@3", "R@5", "R@10", "ms", "p vs base", "run"]))
+        ["variant", *(column for column, _ in report.recall_columns), "ms", "p vs base",
+         "run"]))
     print("\nper-query sensitivity:")
     for label, ids in report.sensitivity().items():
         shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
@@ -258,12 +259,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
         return print_launches(args, launch_missing(
             settings, data, generator=args.generator, embedder=args.embedder,
-            summarizer=args.summarizer, limit=args.limit, seed=args.seed,
+            summarizer=args.summarizer, ours=args.ours, limit=args.limit, seed=args.seed,
             prompt_set=args.prompt_set))
     bar = ProgressBar(args.progress or sys.stderr.isatty())
     done = reproduce(settings, args.dataset, generator=args.generator,
-                     embedder=args.embedder, summarizer=args.summarizer, limit=args.limit,
-                     seed=args.seed, progress=bar, prompt_set=args.prompt_set,
+                     embedder=args.embedder, summarizer=args.summarizer, ours=args.ours,
+                     limit=args.limit, seed=args.seed, progress=bar, prompt_set=args.prompt_set,
                      on_method=lambda i, n, m: print(f"[{i + 1}/{n}] {m}", file=sys.stderr)
                      if bar.enabled else None)
     frame = reproduction_frame(done, args.paper)
@@ -348,6 +349,9 @@ def analysis_arguments(name: str, command: argparse.ArgumentParser) -> None:
         command.add_argument("--prompt-set", default="appendix-d", metavar="NAME",
                              help="the generator's prompts: appendix-d (the paper, default) "
                                   "or target-code (TARGET's current code)")
+        command.add_argument("--ours", action="store_true",
+                             help="add our stronger settings as rows of their own ('ours: "
+                                  "bm25 over cells', embeddings with titles, ...)")
         command.add_argument("--limit", type=int, help="a seeded sample of N queries")
         command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
         command.add_argument("--progress", action="store_true",

@@ -17,7 +17,7 @@ from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunRecord, RunStore, config_key
 from target_core.errors import ConfigError
 from target_core.progress import Progress, no_progress
-from target_core.types import FORMATS, SCHEMA_CONTEXT, Dataset, RunConfig, TableView
+from target_core.types import FORMATS, SCHEMA_CONTEXT, TEXT_FORMATS, Dataset, RunConfig, TableView
 
 __all__ = ["DEFAULT_ROWS", "SCHEMA_VARIANT", "Variant", "ablation_configs",
            "ablation_variants", "complete_runs", "has_schema_context", "run_variants"]
@@ -45,7 +45,7 @@ def has_schema_context(dataset: Dataset) -> bool:
 
 
 def ablation_variants(rows: Sequence[int | None] = DEFAULT_ROWS,
-                      formats: Sequence[str] = FORMATS, *, schema: bool = False
+                      formats: Sequence[str] = TEXT_FORMATS, *, schema: bool = False
                       ) -> list[Variant]:
     """Title × rows in markdown (the first is the base: title, all rows), then the other
     formats with the title and the first rows setting; with `schema`, last, the base view

@@ -1,13 +1,16 @@
 """TARGET's Table 2 baselines as runs: each method of the paper in the paper's settings,
 on any dataset, so our figures can stand beside the paper's (views/reproduce.py).
 
-Settings (seed 000, Sections 3-4): k = 10 (text-to-SQL is read at k = 1 at the database
-level from the same run); OTT-QA's BM25 and TF-IDF over the table id as title, the
-section title and the header (`target-ottqa`), and without that title; dense
-embeddings of the header with 100 rows in markdown, and of the header only;
+Settings: those of TARGET's code (target-benchmark 0.1.3), each row naming the class and
+arguments it follows: k = 10 (text-to-SQL is read at k = 1 at the database level from the
+same run); OTT-QA's BM25 and TF-IDF are DrQA's hashed uni+bigram retriever
+(`ottqa:bm25`, `ottqa:tfidf`, retrievers/drqa.py) over `table id | section title |
+header` (view `ottqa-withtitle`) and, "w/o table title", without the table id
+(`ottqa-notitle`: TARGET's withtitle=False keeps the section title); the embeddings embed
+TARGET's markdown of the header and 100 rows, or of the header line only, with no title;
 LlamaIndex's generated summaries, embedded; no context (needs a generator). Where we
-cannot match the paper offline the baseline says so in its note (the embedding model,
-the summarizer).
+cannot match the paper offline the row says so in its note (the embedding model, the
+summarizer). Our stronger settings follow as rows of their own, named "ours: ...".
 """
 
 from __future__ import annotations
@@ -34,45 +37,82 @@ __all__ = ["Baseline", "baselines", "launch_missing", "reproduce", "reproduction
 
 PAPER_K = 10
 
-OTTQA_VIEW = VIEW_PRESETS["target-ottqa"]
-OTTQA_NO_TITLE = OTTQA_VIEW.with_(table_id=False, section_title=False, title=False)
+TARGET_CODE = "target-benchmark 0.1.3"
+"""The code of TARGET's rows follow (the PyPI release of the paper's library)."""
+
+OTTQA_VIEW = VIEW_PRESETS["ottqa-withtitle"]
+OTTQA_NO_TITLE = VIEW_PRESETS["ottqa-notitle"]
+TARGET_EMBEDDING_VIEW = TableView(title=False, section_title=False, rows=100,
+                                  format="target-markdown")
 
 
 @dataclass(frozen=True)
 class Baseline:
     method: str
-    """The row name in the paper's Table 2."""
+    """The row's name: Table 2's method, or "ours: ..." for our stronger settings."""
     retriever: str
     view: TableView
     note: str = ""
     """Where our setting differs from the paper's."""
     needs_generator: bool = False
+    follows: str = ""
+    """The code of TARGET the row's settings follow, or what ours changes."""
+    paper_row: str | None = None
+    """The row of the paper's Table 2 it stands beside (None: ours only)."""
 
 
-def baselines(embedder: str = "minilm", summarizer: str = "heuristic") -> list[Baseline]:
-    """The paper's methods with our specs: `embedder` stands in for OpenAI's
-    text-embedding-3-small (`openai` is the paper's), `summarizer` for LlamaIndex's LLM."""
+def _target(method: str, retriever: str, view: TableView, follows: str, note: str = "",
+            needs_generator: bool = False) -> Baseline:
+    return Baseline(method, retriever, view, note, needs_generator,
+                    f"{TARGET_CODE} {follows}", method)
+
+
+def baselines(embedder: str = "minilm", summarizer: str = "heuristic", *,
+              ours: bool = False) -> list[Baseline]:
+    """The paper's methods in the settings of TARGET's code, then (with `ours`) our
+    stronger settings beside them ("ours: ..."): `embedder` stands in for OpenAI's
+    text-embedding-3-small (`openai` is
+    the paper's), `summarizer` for LlamaIndex's LLM."""
     dense = f"dense:{embedder}"
     embedding_note = ("" if embedder in ("openai", "openai/text-embedding-3-small") else
                       f"paper: text-embedding-3-small; here {embedder}")
     summary_note = (f"paper: LLM summaries embedded with text-embedding-ada-002; here "
                     f"{summarizer} summaries embedded with {embedder}")
-    return [
-        Baseline("No context", "no-context", VIEW_PRESETS["default"],
-                 "needs a generator", needs_generator=True),
-        Baseline("OTT-QA BM25", "bm25", OTTQA_VIEW),
-        Baseline("OTT-QA BM25 w/o table title", "bm25", OTTQA_NO_TITLE),
-        Baseline("OTT-QA TF-IDF", "tfidf", OTTQA_VIEW),
-        Baseline("OTT-QA TF-IDF w/o table title", "tfidf", OTTQA_NO_TITLE),
-        Baseline("LlamaIndex", f"summary:{embedder}@{summarizer}", VIEW_PRESETS["default"],
-                 summary_note),
-        Baseline("OpenAI embedding", dense, TableView(rows=100), embedding_note),
-        Baseline("OpenAI embedding header only", dense, TableView(rows=0), embedding_note),
-    ]
+    ottqa = "retrievers/ottqa/OTTQARetriever.py: OTTQARetriever(encoding={!r}, withtitle={})"
+    embedding = ("retrievers/naive/DefaultOpenAIEmbeddingRetriever.py: OpenAIEmbedder("
+                 "num_rows={}), markdown_table_str: no title")
+    target = [
+        _target("No context", "no-context", VIEW_PRESETS["default"],
+                "retrievers/context/NoContextRetriever.py", "needs a generator",
+                needs_generator=True),
+        _target("OTT-QA BM25", "ottqa:bm25", OTTQA_VIEW, ottqa.format("bm25", True)),
+        _target("OTT-QA BM25 w/o table title", "ottqa:bm25", OTTQA_NO_TITLE,
+                ottqa.format("bm25", False)),
+        _target("OTT-QA TF-IDF", "ottqa:tfidf", OTTQA_VIEW, ottqa.format("tfidf", True)),
+        _target("OTT-QA TF-IDF w/o table title", "ottqa:tfidf", OTTQA_NO_TITLE,
+                ottqa.format("tfidf", False)),
+        _target("LlamaIndex", f"summary:{embedder}@{summarizer}", VIEW_PRESETS["default"],
+                "retrievers/llama_index/LlamaIndexRetriever.py", summary_note),
+        _target("OpenAI embedding", dense, TARGET_EMBEDDING_VIEW, embedding.format(100),
+                embedding_note),
+        _target("OpenAI embedding header only", dense, TARGET_EMBEDDING_VIEW.with_(rows=0),
+                embedding.format(0), embedding_note)]
+    return target + ([
+        Baseline("ours: bm25 over cells", "bm25", VIEW_PRESETS["default"],
+                 follows="rank-bm25 Okapi over title, section title, header and every row"),
+        Baseline("ours: tfidf over cells", "tfidf", VIEW_PRESETS["default"],
+                 follows="scikit-learn TF-IDF cosine over title, section title, header and "
+                         "every row"),
+        Baseline("ours: embedding with titles", dense, TableView(rows=100), embedding_note,
+                 follows="page and section title, then the header and 100 rows in markdown"),
+        Baseline("ours: embedding header only with titles", dense, TableView(rows=0),
+                 embedding_note, follows="page and section title, then the header"),
+    ] if ours else [])
 
 
 def reproduction_configs(dataset: str, *, generator: str | None = None,
                          embedder: str = "minilm", summarizer: str = "heuristic",
+                         ours: bool = False,
                          limit: int | None = None, seed: int = 0,
                          prompt_set: str = DEFAULT_PROMPT_SET
                          ) -> list[tuple[Baseline, RunConfig]]:
@@ -82,19 +122,19 @@ def reproduction_configs(dataset: str, *, generator: str | None = None,
     generation = GenerationConfig(generator, prompt_set=prompt_set) if generator else None
     return [(b, RunConfig(dataset=dataset, retriever=b.retriever, view=b.view, top_k=PAPER_K,
                           limit=limit, seed=seed, generation=generation))
-            for b in baselines(embedder, summarizer)
+            for b in baselines(embedder, summarizer, ours=ours)
             if generation is not None or not b.needs_generator]
 
 
 def reproduce(settings: Settings, dataset: str, *, generator: str | None = None,
-              embedder: str = "minilm", summarizer: str = "heuristic",
+              embedder: str = "minilm", summarizer: str = "heuristic", ours: bool = False,
               limit: int | None = None, seed: int = 0, progress: Progress = no_progress,
               on_method: Callable[[int, int, str], None] | None = None,
               prompt_set: str = DEFAULT_PROMPT_SET
               ) -> list[tuple[Baseline, RunRecord]]:
     """Run (or reuse) every baseline; `on_method(i, n, method)` before each."""
     configs = reproduction_configs(dataset, generator=generator, embedder=embedder,
-                                   summarizer=summarizer, limit=limit, seed=seed,
+                                   summarizer=summarizer, ours=ours, limit=limit, seed=seed,
                                    prompt_set=prompt_set)
     done = []
     for i, (baseline, config) in enumerate(configs):
@@ -107,6 +147,7 @@ def reproduce(settings: Settings, dataset: str, *, generator: str | None = None,
 
 def stored_reproduction(store: RunStore, dataset: Dataset, *, generator: str | None = None,
                         embedder: str = "minilm", summarizer: str = "heuristic",
+                        ours: bool = False,
                         limit: int | None = None, seed: int = 0
                         ) -> tuple[list[tuple[Baseline, RunRecord]], list[Baseline]]:
     """The baselines already complete on this dataset version (nothing runs), and the
@@ -114,6 +155,7 @@ def stored_reproduction(store: RunStore, dataset: Dataset, *, generator: str | N
     done, missing = [], []
     for baseline, config in reproduction_configs(dataset.name, generator=generator,
                                                  embedder=embedder, summarizer=summarizer,
+                                                 ours=ours,
                                                  limit=limit, seed=seed):
         run = store.complete_run(with_task_defaults(config, dataset.task), dataset.fingerprint)
         if run is None:
@@ -124,7 +166,7 @@ def stored_reproduction(store: RunStore, dataset: Dataset, *, generator: str | N
 
 
 def launch_missing(settings: Settings, dataset: Dataset, *, generator: str | None = None,
-                   embedder: str = "minilm", summarizer: str = "heuristic",
+                   embedder: str = "minilm", summarizer: str = "heuristic", ours: bool = False,
                    limit: int | None = None, seed: int = 0,
                    prompt_set: str = DEFAULT_PROMPT_SET) -> list[Launch]:
     """Launch every baseline not complete yet as a job (the Overview's button); complete
@@ -132,5 +174,6 @@ def launch_missing(settings: Settings, dataset: Dataset, *, generator: str | Non
     return [launch_run(config, settings=settings, dataset=dataset)
             for _, config in reproduction_configs(dataset.name, generator=generator,
                                                   embedder=embedder, summarizer=summarizer,
+                                                  ours=ours,
                                                   limit=limit, seed=seed,
                                                   prompt_set=prompt_set)]

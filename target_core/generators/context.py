@@ -42,7 +42,15 @@ from target_core.generators.base import Column, Context, SchemaTable
 from target_core.llm.window import PromptLimit
 from target_core.serialize import context_lines, table_text
 from target_core.tokens import TokenCounter
-from target_core.types import Dataset, GenerationConfig, Query, Table, TableKey, TableView
+from target_core.types import (
+    TEXT_FORMATS,
+    Dataset,
+    GenerationConfig,
+    Query,
+    Table,
+    TableKey,
+    TableView,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +65,11 @@ PromptLimiter = Callable[[str], "PromptLimit | None"]
 def prompt_view(view: TableView) -> TableView:
     """The view tables are shown to a generator with: the run's format and context keys,
     titles on, every row (the budget cuts rows, not the retrieval view: a header-only
-    index still gives the generator the table's rows, as in TARGET)."""
+    index still gives the generator the table's rows, as in TARGET). A retrieval-only
+    format (TARGET's `ottqa` text, its `target-markdown`) shows tables as markdown."""
+    prompt_format = view.format if view.format in TEXT_FORMATS else "markdown"
     return TableView(title=True, section_title=True, table_id=False, rows=None,
-                     format=view.format, context=view.context)
+                     format=prompt_format, context=view.context)
 
 
 def _with_rows(table: Table, n: int) -> Table:

@@ -1,8 +1,9 @@
 """Retrievers: a registry from spec strings to builders, and the shared protocol.
 
-Specs: `bm25`, `tfidf`, `no-context`, `dense:EMBEDDER` (`dense:minilm`,
-`dense:openai`, `dense:openai/MODEL`), `hybrid` (= `hybrid:minilm`, fusion of bm25 and
-dense:minilm) or `hybrid:EMBEDDER[:OPTIONS]` (retrievers/fusion.py), `summary:EMBEDDER[@GENERATOR]`
+Specs: `bm25`, `tfidf`, `ottqa:bm25`, `ottqa:tfidf` (TARGET's OTT-QA retriever,
+retrievers/drqa.py), `no-context`, `dense:EMBEDDER` (`dense:minilm`, `dense:openai`,
+`dense:openai/MODEL`), `hybrid` (= `hybrid:minilm`, fusion of bm25 and dense:minilm) or
+`hybrid:EMBEDDER[:OPTIONS]` (retrievers/fusion.py), `summary:EMBEDDER[@GENERATOR]`
 (generated table summaries, embedded; default minilm@heuristic), `rows[:EMBEDDER]` (one
 vector per row, a table scored by its best row; default minilm),
 `hyse[:EMBEDDER][@GENERATOR][:OPTIONS]` (hypothetical tables written per query, embedded
@@ -81,6 +82,12 @@ def _tfidf(arg: str, settings: Settings) -> Retriever:
     return TfidfRetriever()
 
 
+def _ottqa(arg: str, settings: Settings) -> Retriever:
+    from target_core.retrievers.drqa import DrQARetriever
+
+    return DrQARetriever(arg)
+
+
 def _no_context(arg: str, settings: Settings) -> Retriever:
     from target_core.retrievers.no_context import NoContextRetriever
 
@@ -134,6 +141,9 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
     Entry("bm25", "BM25 (Okapi, rank-bm25's formula) over the table text", _bm25,
           ("bm25",)),
     Entry("tfidf", "TF-IDF cosine over the table text (scikit-learn)", _tfidf, ("tfidf",)),
+    Entry("ottqa", "TARGET's OTT-QA retriever, DrQA's hashed unigram+bigram BM25 or "
+          "TF-IDF (ottqa:bm25, ottqa:tfidf); the paper's rows use the ottqa view format",
+          _ottqa, ("ottqa:bm25", "ottqa:tfidf")),
     Entry("no-context", "retrieves nothing: the no-context baseline for generators",
           _no_context, ("no-context",)),
     Entry("dense", "embeddings in Chroma, cosine: dense:minilm (local, offline) or "

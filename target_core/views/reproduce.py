@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from target_core.analysis.leaderboard import recall_curves
-from target_core.analysis.paper import PAPER_DATASETS, PAPER_TABLE2, PaperDataset
+from target_core.analysis.paper import PAPER_DATASETS, PAPER_TABLE2, PaperCell, PaperDataset
 from target_core.engine.reproduce import Baseline
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError
@@ -23,7 +23,8 @@ __all__ = ["PAPER_DEFAULT", "REPRODUCTION_COLUMNS", "corpus_note", "default_pape
            "paper_dataset", "reproduction_curves", "reproduction_frame"]
 
 REPRODUCTION_COLUMNS = ["method", "ours R", "paper R", "Δ R", "ours ms", "paper ms",
-                        "ours answers", "paper answers", "Δ answers", "note", "run", "open"]
+                        "ours answers", "paper answers", "Δ answers", "follows", "note",
+                        "run", "open"]
 
 
 def paper_dataset(name: str) -> PaperDataset:
@@ -59,7 +60,8 @@ def reproduction_frame(done: Sequence[tuple[Baseline, RunRecord]], paper: str
     target = paper_dataset(paper)
     rows = []
     for baseline, run in done:
-        cell = PAPER_TABLE2[baseline.method][target.name]
+        cell = (PAPER_TABLE2[baseline.paper_row][target.name] if baseline.paper_row
+                else PaperCell(None, None, None))
         _, metric = table2_recall_columns(run.task, run.config.top_k)[0]
         recall = None if baseline.needs_generator else run.metrics.get(metric)
         ms = None if baseline.needs_generator else run.metrics.get("retrieval_ms_mean")
@@ -75,7 +77,7 @@ def reproduction_frame(done: Sequence[tuple[Baseline, RunRecord]], paper: str
             "ours answers": ours_text, "paper answers": paper_text,
             "Δ answers": None if ours_value is None or paper_value is None
             else ours_value - paper_value,
-            "note": "; ".join(notes), "run": run.run_id,
+            "follows": baseline.follows, "note": "; ".join(notes), "run": run.run_id,
             "open": run_queries_link(run.run_id)})
     frame = pd.DataFrame(rows, columns=REPRODUCTION_COLUMNS)
     for column in ("ours R", "paper R", "Δ R", "ours ms", "paper ms", "Δ answers"):
