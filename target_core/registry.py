@@ -17,25 +17,18 @@ parsing specs again.
     RETRIEVERS.parts("summary:openai@openai:gpt-4o-mini")
     # (Part("embedder", "openai"), Part("generator", "openai:gpt-4o-mini"))
 
-`py:MODULE:CLASS` and `py:PATH.py:CLASS` name a user's own class; the loading they share
-(file or module, class, code fingerprint, clear errors) is at the end of this module.
+`py:MODULE:CLASS` and `py:PATH.py:CLASS` name a user's own class; loading it (file or
+module, constructor arguments, code fingerprint, clear errors) is target_core/pyclass.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.util
-import re
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from types import ModuleType
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
-from target_core.config import PROJECT_ROOT, Settings
-from target_core.errors import ConfigError, UnknownNameError, closest
+from target_core.config import Settings
+from target_core.errors import ConfigError, UnknownNameError
 
 T = TypeVar("T")
 
@@ -64,6 +57,16 @@ def parse_spec(text: str, separator: str = ":") -> Spec:
     again (it belongs to a nested spec or a model name)."""
     name, _, arg = text.strip().partition(separator)
     return Spec(name.strip(), arg.strip())
+
+
+def split_options(arg: str) -> tuple[str, str]:
+    """(argument, options text) of an argument whose options (`NAME=VALUE,...`) follow
+    its last ':' (hybrid, hyse, py): "minilm:method=rrf,k=60" -> ("minilm",
+    "method=rrf,k=60"); "openai/nomic-embed-text:v1.5" has none (no '=' after the ':')."""
+    head, sep, tail = arg.rpartition(":")
+    if "=" in tail:
+        return (head if sep else "").strip(), tail.strip()
+    return arg.strip(), ""
 
 
 class Part(NamedTuple):
@@ -188,10 +191,8 @@ class Registry(Generic[T]):
 
 # --- py: a user's own class -------------------------------------------------------------
 #
-# `py:MODULE:CLASS` (a module on the Python path) or `py:PATH.py:CLASS` (a file, relative
-# to the working directory, else to the project's root where examples/ lives). The
-# retriever and generator registries each have a `py` entry that adapts the class to
-# their protocol (retrievers/plugin.py, generators/plugin.py); loading is shared here.
+# `py:MODULE:CLASS[:NAME=VALUE,...]`: loading the class (file or module, constructor
+# arguments, code fingerprint) is target_core/pyclass.py; its family name and error are here.
 
 PLUGIN = "py"
 """The family name of a user's own class, in every registry that accepts one."""
@@ -200,157 +201,6 @@ PLUGIN = "py"
 class PluginError(ConfigError):
     """A py: spec whose file, module or class cannot be loaded, or a class that fits no
     accepted shape, or one that broke its contract while running."""
-
-
-@dataclass(frozen=True)
-class ClassRef:
-    """The argument of a py: spec: where the class lives, and its name there."""
-
-    target: str
-    """A module name (`my_pkg.retrievers`) or a file path (`examples/x.py`), as written."""
-    name: str
-    """The class (or any no-argument factory) in it; dots reach nested attributes."""
-
-    @property
-    def is_file(self) -> bool:
-        return self.target.endswith(".py") or "/" in self.target or "\\" in self.target
-
-    def __str__(self) -> str:
-        return f"{self.target}:{self.name}"
-
-
-def parse_class_ref(arg: str, kind: str) -> ClassRef:
-    """`MODULE:CLASS` or `PATH.py:CLASS` (the last ':' splits, so a Windows drive stays in
-    the path); anything else raises PluginError showing the expected form."""
-    target, _, name = arg.strip().rpartition(":")
-    if not target.strip() or not name.strip():
-        raise PluginError(f"{kind} 'py:{arg}': expected py:MODULE:CLASS or py:PATH.py:CLASS, "
-                          f"e.g. py:examples/protocol_retriever.py:OverlapRetriever")
-    return ClassRef(target.strip(), name.strip())
-
-
-def plugin_file(ref: ClassRef, kind: str) -> Path:
-    """The file of a file reference: as given when it exists (relative to the working
-    directory), else relative to the project's root; missing raises PluginError naming
-    both places and any file of a close name."""
-    given = Path(ref.target).expanduser()
-    candidates = [given] if given.is_absolute() else [given, PROJECT_ROOT / given]
-    for path in candidates:
-        if path.is_file():
-            return path.resolve()
-    where = " or ".join(str(p.resolve()) for p in dict.fromkeys(candidates))
-    message = f"{kind} 'py:{ref}': no file {where}"
-    folder = candidates[-1].parent
-    if folder.is_dir():
-        near = closest(given.name, [p.name for p in folder.glob("*.py")])
-        if near:
-            message += f"; did you mean '{given.with_name(near).as_posix()}'?"
-    raise PluginError(message)
-
-
-def code_fingerprint(ref: ClassRef, kind: str = "plugin") -> str | None:
-    """sha256 (16 hex chars) of the source the class comes from: the file, or the
-    module's file; None when it has no source file (a built-in or namespace module).
-    Only that one file counts: edits to modules it imports are not seen."""
-    if ref.is_file:
-        path: Path | None = plugin_file(ref, kind)
-    else:
-        try:
-            found = importlib.util.find_spec(ref.target)
-        except (ImportError, ValueError):
-            found = None
-        origin = found.origin if found is not None else None
-        path = Path(origin) if origin and Path(origin).is_file() else None
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path else None
-
-
-def spec_fingerprints(specs: Iterable[str]) -> dict[str, str]:
-    """{class reference: code fingerprint} of every py: class `specs` use, at their top
-    or nested after '@' (summary:EMBEDDER@py:...); empty when they use none. The run
-    store puts it in a run's key, so an edited plugin makes a new run instead of
-    resuming or reusing one made by the old code."""
-    found: dict[str, str] = {}
-    for spec in specs:
-        for part in spec.split("@"):
-            parsed = parse_spec(part)
-            if parsed.name != PLUGIN or not parsed.arg:
-                continue
-            try:
-                ref = parse_class_ref(parsed.arg, "plugin")
-                code = code_fingerprint(ref)
-            except PluginError:
-                continue  # building the component reports it
-            if code:
-                found[str(ref)] = code
-    return found
-
-
-def _import_file(path: Path, kind: str, ref: ClassRef) -> ModuleType:
-    """Import `path` as a module named after its file and content, so an edited file is
-    imported again and two files of one name do not collide."""
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    stem = re.sub(r"\W", "_", path.stem)
-    name = f"target_plugin_{stem}_{digest}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise PluginError(f"{kind} 'py:{ref}': {path} cannot be imported as Python")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickling look their module up here
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[name]
-        raise PluginError(f"{kind} 'py:{ref}': importing {path} failed: "
-                          f"{type(exc).__name__}: {exc}") from exc
-    return module
-
-
-def _import_module(ref: ClassRef, kind: str) -> ModuleType:
-    try:
-        return importlib.import_module(ref.target)
-    except ModuleNotFoundError as exc:
-        if exc.name and ref.target.startswith(exc.name):
-            raise PluginError(f"{kind} 'py:{ref}': no module '{ref.target}' on the Python "
-                              "path (for a file, give its path ending in .py)") from exc
-        raise PluginError(f"{kind} 'py:{ref}': importing module '{ref.target}' failed: "
-                          f"{exc}") from exc
-    except Exception as exc:
-        raise PluginError(f"{kind} 'py:{ref}': importing module '{ref.target}' failed: "
-                          f"{type(exc).__name__}: {exc}") from exc
-
-
-def load_class(ref: ClassRef, kind: str) -> Any:
-    """The object `ref` names (not called). A missing file, module or attribute raises
-    PluginError naming it, with the closest class of the module when one is close."""
-    module = (_import_file(plugin_file(ref, kind), kind, ref) if ref.is_file
-              else _import_module(ref, kind))
-    value: Any = module
-    for attr in ref.name.split("."):
-        if not hasattr(value, attr):
-            classes = [n for n, v in vars(module).items() if isinstance(v, type)
-                       and v.__module__ == module.__name__ and not n.startswith("_")]
-            message = f"{kind} 'py:{ref}': {ref.target} has no '{ref.name}'"
-            if near := closest(ref.name, classes):
-                message += f"; did you mean '{near}'?"
-            raise PluginError(message + (f" Classes there: {', '.join(sorted(classes))}"
-                                         if classes else ""))
-        value = getattr(value, attr)
-    return value
-
-
-def instantiate(ref: ClassRef, kind: str) -> Any:
-    """An instance of the class `ref` names, built with no arguments."""
-    factory = load_class(ref, kind)
-    if not callable(factory):
-        raise PluginError(f"{kind} 'py:{ref}': '{ref.name}' is a "
-                          f"{type(factory).__name__}, not a class")
-    try:
-        return factory()
-    except Exception as exc:
-        raise PluginError(f"{kind} 'py:{ref}': {ref.name}() failed (it is built with no "
-                          f"arguments): {type(exc).__name__}: {exc}") from exc
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,11 @@ from target_core.config import Settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.errors import Cancelled, TargetError
-from target_core.registry import PluginError, spec_fingerprints
+from target_core.pyclass import spec_fingerprints
+from target_core.registry import PluginError
 from target_core.retrievers import build_retriever
-from target_core.retrievers.plugin import TARGET_BATCH, adapt_retriever, target_table
+from target_core.retrievers.plugin import adapt_retriever
+from target_core.retrievers.target_plugin import TARGET_BATCH, target_table
 from target_core.types import GenerationConfig, RunConfig, Table, TableView
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -201,11 +203,11 @@ def test_the_corpus_is_handed_over_as_target_does(settings: Settings) -> None:
     assert seen["name"] == "corpus-abc-c0de"
     assert [len(b["table_id"]) for b in batches] == [TARGET_BATCH, 1]
     assert set(batches[0]) == {"database_id", "table_id", "table", "context"}
-    assert batches[0]["table"][1] == [{"a": 1, "b": "x"}]
+    assert batches[0]["table"][1] == [{"a": "1", "b": "x"}]  # cells as TARGET gives them
     assert batches[0]["context"][1] == {"title": "T1"}
     assert retriever.search(["q"], top_k=5) == [[(1, 1.0), (0, 0.5)]]
     assert retriever.score_all("q") is None
-    assert target_table(tables[2]) == [["a", "b"], [2, "x"]]
+    assert target_table(tables[2]) == [["a", "b"], ["2", "x"]]
     assert list(target_table(tables[2], "dataframe").columns) == ["a", "b"]
 
 
@@ -250,7 +252,8 @@ def test_errors_name_the_value(outside: Path, settings: Settings) -> None:
     assert "fits no retriever shape" in message and "embed_corpus, retrieve" in message
     _write(outside, "needs_args.py", "class Mine:\n    def __init__(self, model):\n"
            "        pass\n")
-    assert "built with no arguments" in error(f"py:{outside / 'needs_args.py'}:Mine")
+    assert "cannot be built with Mine(): missing a required argument: 'model' (it takes " \
+        "model)" in error(f"py:{outside / 'needs_args.py'}:Mine")
     _write(outside, "broken.py", "import not_installed_anywhere_x\n")
     assert "importing" in error(f"py:{outside / 'broken.py'}:Mine")
 

@@ -7,9 +7,11 @@ Two JSON Lines files, as TARGET writes them:
   generated_results is the answer text (QA), the label text (fact verification) or
   [sql, database_id] (text-to-SQL).
 Each line is validated: unknown query ids and malformed lines name the file and line.
-What a line may hold but the run cannot show silently is counted, per file, as a
-warning: tables listed twice in one list (each is kept once, at its first rank) and
-tables that are not in the dataset's corpus (kept: they never match gold).
+What a line may hold but the run's ranking cannot show is counted, per file, as a
+warning: tables listed twice in one list and lists longer than k (ranked at each table's
+first place within k; TARGET's recall and capped recall count the list as written,
+metrics.capped.target_counts), and tables that are not in the dataset's corpus (kept:
+they never match gold).
 
 TARGET's evaluator writes one file per dataset and k, `<dir>/<dataset_name>/<k>.jsonl`
 (tasks/utils.py `construct_persistence_path`), retrieval and downstream results in
@@ -37,12 +39,17 @@ EXAMPLES = 3  # tables a warning names
 
 @dataclass
 class RetrievalFile:
-    """A retrieval-results file, read: (query_id, keys) in file order, and what the lists
-    held that the keys do not show (repeats dropped, tables not in the corpus)."""
+    """A retrieval-results file, read: (query_id, keys: each table once, at its first
+    place) in file order, each list as written (`returned`), and what the lists held
+    that the keys do not show (repeats, more than k, tables not in the corpus)."""
 
     lists: list[tuple[str, list[TableKey]]]
-    repeated: int = 0  # repeats dropped (a table listed 3 times is 2)
+    returned: dict[str, list[TableKey]] = field(default_factory=dict)
+    repeated: int = 0  # repeated entries (a table listed 3 times is 2)
     repeated_queries: int = 0
+    beyond_k: int = 0  # entries past k, repeats included
+    beyond_k_queries: int = 0
+    top_k: int | None = None
     unknown: int = 0  # distinct tables per list that are not in the corpus
     unknown_queries: int = 0
     unknown_examples: list[TableKey] = field(default_factory=list)
@@ -50,6 +57,7 @@ class RetrievalFile:
 
     def counts(self) -> dict[str, int]:
         return {"repeated_tables": self.repeated, "repeated_queries": self.repeated_queries,
+                "beyond_k_entries": self.beyond_k, "beyond_k_queries": self.beyond_k_queries,
                 "unknown_tables": self.unknown, "unknown_queries": self.unknown_queries}
 
     def warnings(self, path: str | Path, dataset: str) -> list[str]:
@@ -61,11 +69,17 @@ class RetrievalFile:
                        f"{'is' if self.unknown == 1 else 'are'} not in {dataset}'s corpus, "
                        f"e.g. {_keys(self.unknown_examples)}; they stay in the lists and "
                        f"never match gold")
+        counted = ("recall_micro@k and capped_recall@k count the lists as written, as "
+                   "TARGET does")
         if self.repeated:
             out.append(f"{path}: {_count(self.repeated, 'repeated table')} in "
-                       f"{_count(self.repeated_queries, 'query')} dropped, e.g. "
-                       f"{_keys(self.repeated_examples)}; each table is kept once, at its "
-                       f"first rank")
+                       f"{_count(self.repeated_queries, 'query')}, e.g. "
+                       f"{_keys(self.repeated_examples)}; ranks use each table's first "
+                       f"place, {counted}")
+        if self.beyond_k:
+            out.append(f"{path}: {_count(self.beyond_k_queries, 'query')} list more than "
+                       f"k = {self.top_k} tables ({_count(self.beyond_k, 'extra entry')}); "
+                       f"ranks stop at k, {counted}")
         return out
 
 
@@ -102,9 +116,9 @@ def _records(path: str | Path, dataset: Dataset, field_name: str
 
 def read_target_results(path: str | Path, dataset: Dataset, top_k: int | None = None
                         ) -> RetrievalFile:
-    """The lists of a TARGET retrieval-results JSONL file; a list longer than `top_k` is
-    an error (it cannot come from a run at that k)."""
-    read = RetrievalFile(lists=[])
+    """The lists of a TARGET retrieval-results JSONL file, as written and each table
+    once; with `top_k`, entries past it are counted (TARGET counts them too)."""
+    read = RetrievalFile(lists=[], top_k=top_k)
     corpus = dataset.table_index
     for where, query_id, raw in _records(path, dataset, "retrieval_results"):
         if not isinstance(raw, list) or not all(
@@ -113,9 +127,9 @@ def read_target_results(path: str | Path, dataset: Dataset, top_k: int | None = 
                               "retrieval_results")
         listed = [(str(d), str(t)) for d, t in raw]
         keys = list(dict.fromkeys(listed))
-        if top_k is not None and len(keys) > top_k:
-            raise where.error(f"lists {len(keys)} tables, more than top_k = {top_k}",
-                              "retrieval_results")
+        if top_k is not None and len(listed) > top_k:
+            read.beyond_k += len(listed) - top_k
+            read.beyond_k_queries += 1
         if len(keys) < len(listed):
             read.repeated += len(listed) - len(keys)
             read.repeated_queries += 1
@@ -128,6 +142,7 @@ def read_target_results(path: str | Path, dataset: Dataset, top_k: int | None = 
             read.unknown_queries += 1
             read.unknown_examples.extend(unknown[:EXAMPLES - len(read.unknown_examples)])
         read.lists.append((query_id, keys))
+        read.returned[query_id] = listed
     if not read.lists:
         raise DatasetError("no results in the file", path=path)
     return read

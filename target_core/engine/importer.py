@@ -40,12 +40,14 @@ from target_core.engine.runner import package_versions, run_metrics
 from target_core.engine.store import RunRecord, RunStore, config_key
 from target_core.errors import ConfigError, DatasetError, TargetError, UnknownNameError
 from target_core.generators.base import Context, Generation
+from target_core.metrics.capped import returned_summary
 from target_core.metrics.retrieval import (
     QueryOutcome,
     aggregate_retrieval,
     default_ks,
     gold_ranks,
     per_query_metrics,
+    pooled_target_metrics,
 )
 from target_core.metrics.tasks import ANSWER_TASKS
 from target_core.sql.execute import SqlLimits
@@ -76,6 +78,8 @@ class _Plan:
     name: str
     index_info: dict[str, Any]
     warnings: list[str]
+    returned_of: dict[str, list[TableKey]]
+    """Each list as the file wrote it (repeats, more than k): TARGET counts these."""
 
 
 def import_target_results(path: str, *, settings: Settings, dataset: str | None = None,
@@ -219,8 +223,9 @@ def _plan_file(path: str, *, settings: Settings, dataset: str | None, label: str
     answers = read_target_downstream(downstream, data) if downstream else None
     query_ids = _covered(retrieval_path, downstream, retrieved, answers, partial, warnings)
     ranked_of = dict(retrieved or [])
-    if top_k is None:
-        top_k = max([1] + [len(keys) for keys in ranked_of.values()])
+    returned_of = read.returned if read else {}
+    if top_k is None:  # a list as TARGET wrote it at k holds at most k entries
+        top_k = max([1] + [len(keys) for keys in returned_of.values()])
         if retrieved is not None:
             warnings.append(f"{path}: took top_k = {top_k} from the longest list; pass "
                             f"--top-k with the k the results were retrieved at")
@@ -246,7 +251,8 @@ def _plan_file(path: str, *, settings: Settings, dataset: str | None, label: str
                   "import_warnings": warnings}
     if read is not None:
         index_info["table_checks"] = read.counts()
-    return _Plan(config, data, query_ids, ranked_of, answers, name, index_info, warnings)
+    return _Plan(config, data, query_ids, ranked_of, answers, name, index_info, warnings,
+                 returned_of)
 
 
 def _covered(retrieval_path: str | None, downstream: str | None,
@@ -289,21 +295,23 @@ def _store(plan: _Plan, settings: Settings, store: RunStore) -> ImportedRun:
         return ImportedRun(existing, (note, *plan.warnings), existing=True)
     run, _ = store.start_run(config, dataset_fingerprint=data.fingerprint, task=data.task,
                              n_queries=len(plan.query_ids), versions=package_versions())
-    store.save_results(run.run_id, _results(data, plan.query_ids, plan.ranked_of,
-                                            plan.answers, config.top_k, plan.name,
-                                            SqlLimits(settings.sql_timeout,
-                                                      settings.sql_row_cap)))
-    store.record_index(run.run_id, index_info=plan.index_info, text_fingerprint="",
-                       text_example="")
+    rows = _results(plan, config.top_k, SqlLimits(settings.sql_timeout, settings.sql_row_cap))
+    store.save_results(run.run_id, rows)
+    returned = returned_summary(r.metrics for r in rows)
+    store.record_index(run.run_id, text_fingerprint="", text_example="",
+                       index_info=plan.index_info | ({"returned_lists": returned}
+                                                     if returned else {}))
     run = store.get_run(run.run_id)
     metrics = run_metrics(store, run, data)
     downstream = {k: v for k, v in metrics.items() if k in _downstream_names(metrics)}
     if config.retriever == "imported:none":  # nothing retrieved: no retrieval metrics
         metrics = downstream
     else:  # imported runs have no timings
-        outcomes = [replace(r.outcome(), ms=None) for r in store.iter_results(run.run_id)]
-        metrics = aggregate_retrieval(outcomes, default_ks(config.top_k),
-                                      task=data.task) | downstream
+        results = list(store.iter_results(run.run_id))
+        ks = default_ks(config.top_k)
+        metrics = (aggregate_retrieval([replace(r.outcome(), ms=None) for r in results], ks,
+                                       task=data.task)
+                   | pooled_target_metrics([r.metrics for r in results], ks) | downstream)
     store.finish_run(run.run_id, metrics)
     return ImportedRun(store.get_run(run.run_id), tuple(plan.warnings))
 
@@ -323,20 +331,23 @@ def _downstream_names(metrics: dict[str, float]) -> set[str]:
     return {k for k in metrics if not k.startswith(retrieval)}
 
 
-def _results(data: Dataset, query_ids: list[str], ranked_of: dict[str, list[TableKey]],
-             answers: dict[str, Generation] | None, top_k: int, name: str,
-             limits: SqlLimits) -> list[QueryResult]:
+def _results(plan: _Plan, top_k: int, limits: SqlLimits) -> list[QueryResult]:
+    """One stored result per query: ranked at each table's first place within k (a gold
+    table listed beyond k keeps its rank there, a near miss), with TARGET's terms of the
+    list as written (metrics.retrieval.per_query_metrics)."""
     from target_core.engine.generation import Evaluator
 
+    data, query_ids, answers, name = plan.data, plan.query_ids, plan.answers, plan.name
     evaluator = Evaluator(data, limits) if answers is not None else None
     ks = default_ks(top_k)
     position = {q.query_id: i for i, q in enumerate(data.queries)}
     rows = []
     for query_id in query_ids:
         query = data.query(query_id)
-        keys = ranked_of.get(query_id, [])
-        outcome = QueryOutcome(query_id=query_id, retrieved=keys, gold=query.gold,
-                               gold_database=query.database_id)
+        keys = plan.ranked_of.get(query_id, [])
+        outcome = QueryOutcome(query_id=query_id, retrieved=keys[:top_k], gold=query.gold,
+                               gold_database=query.database_id,
+                               returned=plan.returned_of.get(query_id))
         metrics = per_query_metrics(outcome, ks)
         record: dict[str, Any] | None = None
         if evaluator is not None and answers is not None:
@@ -347,7 +358,8 @@ def _results(data: Dataset, query_ids: list[str], ranked_of: dict[str, list[Tabl
                 generator=f"imported:{name}", label=f"imported from TARGET ({name})")
             metrics |= extra
         rows.append(QueryResult(query_id=query_id, position=position[query_id],
-                                ranked=[(k, float(len(keys) - i)) for i, k in enumerate(keys)],
+                                ranked=[(k, float(len(keys) - i))
+                                        for i, k in enumerate(keys[:top_k])],
                                 gold=list(query.gold), gold_ranks=gold_ranks(keys, query.gold),
                                 metrics=metrics, ms=0.0, generation=record))
     return rows

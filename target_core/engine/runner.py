@@ -38,6 +38,7 @@ from target_core.errors import Cancelled, ConfigError, TargetError
 from target_core.generators import Generator, build_generator
 from target_core.generators.prompts import prompt_set
 from target_core.llm.policy import LLMStepFailed, failure_reason
+from target_core.metrics.capped import returned_notes, returned_summary
 from target_core.metrics.documents import ranked_units, unit_rank
 from target_core.metrics.retrieval import (
     QueryOutcome,
@@ -45,6 +46,7 @@ from target_core.metrics.retrieval import (
     default_ks,
     gold_ranks,
     per_query_metrics,
+    pooled_target_metrics,
 )
 from target_core.metrics.tasks import ANSWER_TASKS, task_rules
 from target_core.progress import Progress, no_progress
@@ -131,8 +133,10 @@ def run_metrics(store: RunStore, run: RunRecord, dataset: Dataset) -> dict[str, 
     from target_core.metrics.downstream import aggregate_downstream
 
     results = list(store.iter_results(run.run_id))
-    metrics = aggregate_retrieval([r.outcome() for r in results],
-                                  default_ks(run.config.top_k), task=dataset.task)
+    ks = default_ks(run.config.top_k)
+    metrics = aggregate_retrieval([r.outcome() for r in results], ks, task=dataset.task)
+    # lists counted as returned (TARGET-shaped plug-ins) live in the stored per-query terms
+    metrics |= pooled_target_metrics([r.metrics for r in results], ks)
     if run.config.generation is not None:
         outcomes = [downstream_outcome(dataset.query(r.query_id), r.generation, dataset.task)
                     for r in results if r.generation is not None]
@@ -186,6 +190,8 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
     config = with_task_defaults(config, dataset.task)
     distractors = haystack_distractors(dataset, config.haystack, settings)
     retriever = build_retriever(config.retriever, settings)
+    if callable(check_view := getattr(retriever, "check_view", None)):
+        check_view(config.view)  # a view the retriever cannot apply: refused before work
     generator = _generator_for(config, dataset, settings)
     store = store or RunStore.in_workspace(settings.workspace)
     if not fresh and (done := store.complete_run(config, dataset.fingerprint)) is not None:
@@ -202,6 +208,7 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
         n_new = _execute(config, dataset, retriever, generator, queries, store, run, progress,
                          batch_size, settings, distractors)
         metrics = run_metrics(store, run, dataset)
+        _record_returned_lists(store, run)
         failed = failure_reason(store.generation_errors(run.run_id),
                                 int(metrics.get("n_generated", 0)),
                                 settings.max_failed_generations)
@@ -287,7 +294,8 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
         ranked = [(keys[i], score) for i, score in hits]
         ranks = _gold_ranks(retriever, query, [k for k, _ in ranked], position)
         outcome = QueryOutcome(query_id=query.query_id, retrieved=[k for k, _ in ranked],
-                               gold=query.gold, gold_database=query.database_id, ms=ms)
+                               gold=query.gold, gold_database=query.database_id, ms=ms,
+                               returned=_as_returned(retriever))
         batch.append((query, QueryResult(query_id=query.query_id, position=index,
                                          ranked=ranked, gold=list(query.gold),
                                          gold_ranks=ranks,
@@ -305,6 +313,25 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
             batch = []
     log.info("run %s: %d queries done (%d resumed)", run.run_id, len(todo), len(done))
     return len(todo)
+
+
+def _as_returned(retriever: Retriever) -> list[TableKey] | None:
+    """The last query's list exactly as a TARGET-shaped class returned it (repeats and
+    entries beyond k kept: TARGET counts them), None for every other retriever."""
+    lists = getattr(retriever, "lists_as_returned", None)
+    return list(lists()[0]) if callable(lists) else None
+
+
+def _record_returned_lists(store: RunStore, run: RunRecord) -> None:
+    """Record (index_info `returned_lists`) and log how many of the run's lists held
+    repeats or more than k tables; nothing for runs whose lists are their rankings."""
+    summary = returned_summary(m for _, m in store.query_metrics(run.run_id))
+    if summary:
+        now = store.get_run(run.run_id)
+        store.record_index(run.run_id, index_info=now.index_info | {"returned_lists": summary},
+                           text_fingerprint=now.text_fingerprint, text_example=now.text_example)
+        for note in returned_notes({"returned_lists": summary}):
+            log.warning("run %s: %s", run.run_id, note)
 
 
 def _llm_calls(retriever: Retriever, queries: Sequence[Query]) -> list[LLMCalls]:

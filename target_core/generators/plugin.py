@@ -24,7 +24,8 @@ from target_core.generators.base import (
     TableSummary,
     first_rows,
 )
-from target_core.registry import PluginError, code_fingerprint, instantiate, parse_class_ref
+from target_core.pyclass import code_fingerprint, instantiate, parse_class_ref
+from target_core.registry import PluginError
 from target_core.types import Table
 
 _FIELDS = {f.name for f in fields(Generation)}

@@ -16,6 +16,11 @@ Averages, spelled out (n queries, query q with gold set G_q):
   The two differ only when queries have different numbers of gold tables.
   capped_recall@k = Σ_q |G_q ∩ top-k_q| / Σ_q min(|G_q|, |top-k_q|), TARGET's
   `capped_recall` (metrics.capped): micro too.
+  When a query's list as returned is known and differs from its ranking (a
+  TARGET-shaped plug-in or an imported TARGET file listing a table twice or more than
+  k tables), both micro numbers count that list as TARGET does
+  (`metrics.capped.target_counts`); the rank metrics (recall@k, hit@k, mrr, ndcg) use
+  the ranking: each table at its first rank, cut to k.
 
 Timing: `retrieval_ms_mean`, `retrieval_ms_p50`, `retrieval_ms_p95` over the queries'
 milliseconds; percentiles use numpy's default (linear interpolation between the two
@@ -26,14 +31,19 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
 import numpy as np
 
-from target_core.metrics.capped import capped_gold_at_k, capped_recall
-from target_core.metrics.documents import ranked_units
+from target_core.metrics.capped import (
+    capped_gold_at_k,
+    capped_recall,
+    returned_shape,
+    target_counts,
+)
+from target_core.metrics.documents import document_level, ranked_units
 from target_core.metrics.ranking import (
     GoldRanks,
     check_cutoff,
@@ -60,7 +70,8 @@ __all__ = [
     "capped_recall", "db_hit_at_1",
     "default_ks", "discount", "gold_ranks", "hit_at_k", "ideal_dcg", "latency_summary",
     "macro_average", "metric_names", "micro_recall", "ndcg_at_k", "overlap_at_k",
-    "per_query_metrics", "recall_at_k", "recall_curve", "reciprocal_rank",
+    "per_query_metrics", "pooled_target_metrics", "recall_at_k", "recall_curve",
+    "reciprocal_rank",
 ]
 
 STANDARD_KS: tuple[int, ...] = (1, 3, 5, 10)
@@ -75,8 +86,13 @@ class QueryOutcome:
     `retrieved` (best first, no key twice) is stored as a tuple; `gold` needs at least
     one key and none twice; `gold_database` is the query's database (for db_hit@1);
     `ms` is the retrieval time in milliseconds, or None when unknown (an imported run).
-    Construction validates all of it (ValueError naming the query) and computes
-    `gold_ranks` once: the 1-based rank of each gold key in `retrieved`, None if absent.
+    `returned`: the list exactly as the retriever returned it at the run's k, repeats
+    and entries beyond k kept, when it may differ from `retrieved` (TARGET-shaped
+    plug-ins, imported TARGET files); None: `retrieved` is that list. TARGET's micro
+    numbers count it (metrics.capped.target_counts); with document-level gold it is
+    ignored (units are merged there by rule). Construction validates all of it
+    (ValueError naming the query) and computes `gold_ranks` once: the 1-based rank of
+    each gold key in `retrieved`, None if absent.
     """
 
     query_id: str
@@ -84,6 +100,7 @@ class QueryOutcome:
     gold: tuple[TableKey, ...]
     gold_database: str
     ms: float | None = None
+    returned: Sequence[TableKey] | None = None
     gold_ranks: GoldRanks = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -102,6 +119,11 @@ class QueryOutcome:
             ms = float(ms)
         object.__setattr__(self, "retrieved", retrieved)
         object.__setattr__(self, "gold", gold)
+        returned = self.returned
+        if returned is not None:
+            returned = None if document_level(gold) else tuple(
+                (str(d), str(t)) for d, t in returned)
+        object.__setattr__(self, "returned", returned)
         object.__setattr__(self, "ms", ms)
         object.__setattr__(self, "gold_ranks", ranks)
 
@@ -137,15 +159,24 @@ def per_query_metrics(outcome: QueryOutcome, ks: Iterable[int]) -> dict[str, flo
     recall_micro@k and Σ overlap@k / Σ capped_gold@k capped_recall@k, so any subset of
     stored queries (one difficulty level, say) can be re-aggregated. db_hit@1 is
     computed for every task; `aggregate_retrieval` reports it for text-to-SQL only.
+    With `outcome.returned`, overlap@k and capped_gold@k are TARGET's terms of that
+    list (the largest k of `ks` is the run's: the whole list; smaller k: its first k
+    entries), and `returned_repeats`, `returned_beyond_k` say what it held.
     """
     ranks, n_gold = outcome.gold_ranks, len(outcome.gold)
     row: dict[str, float] = {}
-    for k in _cutoffs(ks):
+    cutoffs = _cutoffs(ks)
+    for k in cutoffs:
         overlap = overlap_of_ranks(ranks, k)
         row[f"recall@{k}"] = overlap / n_gold
         row[f"overlap@{k}"] = float(overlap)
         row[f"capped_gold@{k}"] = float(capped_gold_at_k(n_gold, len(outcome.retrieved), k))
+        if outcome.returned is not None:
+            counted = target_counts(outcome.returned, outcome.gold, k, whole=k == cutoffs[-1])
+            row[f"overlap@{k}"], row[f"capped_gold@{k}"] = map(float, counted)
         row[f"hit@{k}"] = float(hit_of_ranks(ranks, k))
+    if outcome.returned is not None:
+        row |= returned_shape(outcome.returned, cutoffs[-1])
     row["mrr"] = reciprocal_rank_of_ranks(ranks)
     row[f"ndcg@{NDCG_K}"] = ndcg_of_ranks(ranks, NDCG_K)
     row["db_hit@1"] = float(db_hit_at_1(outcome.retrieved, outcome.gold_database))
@@ -174,11 +205,18 @@ def aggregate_retrieval(outcomes: Sequence[QueryOutcome], ks: Iterable[int], *,
     ks_array = np.asarray(ks, dtype=float)
     overlap = np.add.reduceat((ranks[:, None] <= ks_array).astype(np.int64), starts, axis=0)
     recall_macro = (overlap / n_gold[:, None]).mean(axis=0)
-    recall_micro = overlap.sum(axis=0) / n_gold.sum()
     lengths = np.fromiter((len(o.retrieved) for o in outcomes), dtype=np.int64,
                           count=len(outcomes))
-    capped = np.minimum(n_gold[:, None], np.minimum(lengths[:, None], ks_array)).sum(axis=0)
-    capped_micro = np.divide(overlap.sum(axis=0), capped, out=np.zeros(len(ks)),
+    capped_q = np.minimum(n_gold[:, None], np.minimum(lengths[:, None], ks_array))
+    counted = overlap.copy()
+    for i, o in enumerate(outcomes):  # lists as returned: counted as TARGET counts them
+        if o.returned is not None:
+            for j, k in enumerate(ks):
+                counted[i, j], capped_q[i, j] = target_counts(o.returned, o.gold, k,
+                                                              whole=k == ks[-1])
+    recall_micro = counted.sum(axis=0) / n_gold.sum()
+    capped = capped_q.sum(axis=0)
+    capped_micro = np.divide(counted.sum(axis=0), capped, out=np.zeros(len(ks)),
                              where=capped > 0)
     hit = (first[:, None] <= ks_array).mean(axis=0)
 
@@ -239,6 +277,24 @@ def micro_recall(overlaps: Iterable[float], gold_sizes: Iterable[float]) -> floa
     if (sizes < 1).any():
         raise ValueError("every query needs at least one gold table")
     return float(over.sum() / sizes.sum())
+
+
+def pooled_target_metrics(rows: Sequence[Mapping[str, float]], ks: Iterable[int]
+                          ) -> dict[str, float]:
+    """`recall_micro@k` and `capped_recall@k` from stored per-query rows (their
+    `overlap@k`, `n_gold`, `capped_gold@k`): what `aggregate_retrieval` gives for the
+    same queries, including lists counted as returned, whose lists are not stored. A
+    cutoff some row lacks is left out (rows stored before capped_gold@k existed)."""
+    out: dict[str, float] = {}
+    for k in _cutoffs(ks):
+        keys = (f"overlap@{k}", "n_gold", f"capped_gold@{k}")
+        if not rows or any(key not in row for row in rows for key in keys):
+            continue
+        out[f"recall_micro@{k}"] = micro_recall([r[keys[0]] for r in rows],
+                                                [r["n_gold"] for r in rows])
+        out[f"capped_recall@{k}"] = capped_recall([r[keys[0]] for r in rows],
+                                                  [r[keys[2]] for r in rows])
+    return out
 
 
 def latency_summary(ms: Iterable[float]) -> dict[str, float]:

@@ -22,7 +22,8 @@ from target_core.retrievers.base import Hits, Retriever
 from target_core.types import Table, TableKey, TableView
 
 SHAPES = {"protocol": "this project's Retriever protocol",
-          "target": "TARGET's custom retriever shape"}
+          "target": "TARGET's custom retriever shape",
+          "standard": "TARGET's standard embedding retriever shape"}
 
 CHECK_TABLES: tuple[Table, ...] = (
     Table("geo", "lakes", ("lake", "depth_m", "country"),
@@ -69,6 +70,7 @@ def check_retriever(retriever: str | object, *, settings: Settings | None = None
         texts = built.prepare_texts(CHECK_TABLES, TableView())
         built.index(texts, corpus_key="check")
         first = built.search(queries, top_k=TOP_K)
+        warnings += _check_returned(built)
         again = built.search(queries, top_k=TOP_K)
         top1 = built.search(queries, top_k=1)
     except TargetError as exc:
@@ -109,6 +111,36 @@ def _build(retriever: str | object, settings: Settings | None, problems: list[st
     except PluginError as exc:
         problems.append(str(exc))
         return None, subject
+
+
+def _check_returned(built: Retriever) -> list[str]:
+    """What a TARGET-shaped class's lists held beyond their ranking: a table listed twice,
+    more than top_k tables. Runs keep them and count them as TARGET does, which a run of
+    any other retriever never has: a warning, per kind, naming the first question."""
+    lists = getattr(built, "lists_as_returned", None)
+    if not callable(lists):
+        return []
+    warnings = []
+    returned = lists()
+    repeats = [(q, keys) for (q, _), keys in zip(CHECK_QUERIES, returned, strict=False)
+               if len(set(keys)) < len(keys)]
+    if repeats:
+        query, keys = repeats[0]
+        twice = next(k for i, k in enumerate(keys) if k in keys[:i])
+        warnings.append(f"retrieve listed a table more than once for {len(repeats)} of "
+                        f"{len(returned)} questions (e.g. {list(twice)} for {query!r}): "
+                        "ranks use its first place; recall_micro and capped_recall count "
+                        "the list as returned, as TARGET does (the repeat adds to the "
+                        "capped denominator, not to the overlap)")
+    over = [(q, keys) for (q, _), keys in zip(CHECK_QUERIES, returned, strict=False)
+            if len(keys) > TOP_K]
+    if over:
+        query, keys = over[0]
+        warnings.append(f"retrieve returned more than top_k = {TOP_K} tables for "
+                        f"{len(over)} of {len(returned)} questions ({len(keys)} for "
+                        f"{query!r}): ranks stop at k; recall_micro and capped_recall "
+                        "count every entry, as TARGET does")
+    return warnings
 
 
 def _check_results(first: list[Hits], again: list[Hits]) -> list[str]:

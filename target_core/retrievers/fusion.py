@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from target_core.errors import ConfigError
+from target_core.registry import split_options  # noqa: F401 - re-exported: the spec grammar's
 from target_core.retrievers.base import Hits
 
 NORMS = ("min-max", "z-score", "rank", "none")
@@ -140,14 +141,6 @@ class HybridOptions:
     """Tune wsum's weight on other folds for recall@tune (None: fixed weights)."""
     folds: int = 5
     seed: int = 0
-
-
-def split_options(arg: str) -> tuple[str, str]:
-    """(embedder argument, options text) of a hybrid argument."""
-    head, sep, tail = arg.rpartition(":")
-    if "=" in tail:
-        return (head if sep else "").strip(), tail.strip()
-    return arg.strip(), ""
 
 
 def parse_options(text: str, default: Fusion) -> HybridOptions:
