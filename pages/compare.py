@@ -53,7 +53,9 @@ def check_link(choices: CompareChoices, dataset: str | None, run_ids: list[str],
 shell.frame()
 st.title("Compare")
 store = resources.store()
-choices = compare_choices(store)
+# The URL is read first: a group of same-content datasets is shown under the name asked for.
+params, from_link = url.linked(("dataset", "runs", "k"), key="compare")
+choices = compare_choices(store, params["dataset"])
 if not choices.eligible:
     st.info("Compare needs at least two complete runs on one dataset. Launch them on the "
             "Run page, or with `python -m target_core run --dataset demo-qa --retriever "
@@ -64,7 +66,6 @@ if not choices.eligible:
 # The URL wins over the widgets' state on the first visit and whenever it changed since
 # this page last wrote it (a link, the back button); otherwise the widgets keep their
 # state, so the page's own echo in the URL never resets them.
-params, from_link = url.linked(("dataset", "runs", "k"), key="compare")
 wanted_runs = url.read_list("runs")
 link = from_link and url.from_link()  # a link, not this page's own echo: checked
 if link:
@@ -105,7 +106,7 @@ url.echo(written, key="compare")
 slices.check_link([dataset], dataset)  # a bad ?slice= stops here
 
 try:
-    view = compare_view(store, selected, k)
+    view = compare_view(store, selected, k, dataset)
 except TargetError as exc:
     st.error(str(exc))
     st.stop()

@@ -17,6 +17,7 @@ from target_core.errors import TargetError
 from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
 from target_core.generators import generator_note
 from target_core.generators.prompts import PROMPT_SETS
+from target_core.metrics.labels import definition
 from target_core.metrics.tasks import ANSWER_TASKS
 from target_core.retrievers import EXAMPLE_SPECS
 from target_core.types import (
@@ -157,7 +158,8 @@ else:
     frame = runs_table(runs).drop(columns=["dataset"])
     st.dataframe(frame, hide_index=True, width="stretch", column_config={
         "open": st.column_config.LinkColumn("drill down", display_text="queries"),
-        "recall@k": st.column_config.NumberColumn(format="%.3f"),
+        "R@k": st.column_config.NumberColumn(
+            format="%.3f", help=f"k = min(10, the run's k): {definition('recall_micro@10')}"),
         "mrr": st.column_config.NumberColumn(format="%.3f"),
         "answers": st.column_config.TextColumn(
             answers_label(dataset.task), alignment="right",

@@ -255,6 +255,38 @@ def test_runs_by_path_and_by_name_of_one_dataset_compare(tmp_path: Path) -> None
     assert "· data/demo/demo-qa ·" in labels[by_path] and "data/" not in labels[by_name]
 
 
+def test_every_name_of_one_content_lists_and_compares_its_runs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Regression (issue 25, item 7): `runs --dataset NAME` missed the runs made on the
+    same content by path or under another name, and the Compare page named the group
+    after its newest run's dataset, refusing the others."""
+    from target_core.cli.main import main
+    from target_core.views.compare import compare_choices
+
+    workspace = tmp_path / "ws"
+    store = RunStore.in_workspace(workspace)
+    stale = _add_run(store, "bm25", BASE, fingerprint="older")
+    by_name = _add_run(store, "bm25", BASE, fingerprint="same")
+    by_path = _add_run(store, "tfidf", OTHER, dataset=str(tmp_path / "qa"), fingerprint="same")
+    copy = _add_run(store, "bm25", OTHER, dataset="qa-copy", fingerprint="same")
+    _add_run(store, "bm25", BASE, dataset="demo-sql")  # other content: never listed
+
+    def listed(*args: str) -> list[str]:
+        assert main(["runs", *args, "--json", "--workspace", str(workspace)]) == 0
+        return [run["run_id"] for run in json.loads(capsys.readouterr().out)]
+
+    group = [copy, by_path, by_name]
+    assert listed("--dataset", "demo-qa") == [*group, stale]
+    assert listed("--dataset", str(ROOT / "data" / "demo" / "demo-qa")) == [*group, stale]
+    assert listed("--dataset", "qa-copy") == group
+    assert listed("--dataset", str(tmp_path / "qa")) == group
+    for name in ("demo-qa", "qa-copy"):  # the group is shown under the name asked for
+        choices = compare_choices(store, name)
+        assert [r.run_id for r in choices.by_dataset[name]] == group
+        assert choices.eligible == [name] and choices.dataset_of([by_path]) == name
+    assert "qa-copy" in compare_choices(store).by_dataset  # unasked: the newest run's name
+
+
 # --- CLI end to end ------------------------------------------------------------------------
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

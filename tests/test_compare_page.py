@@ -302,6 +302,34 @@ def test_compare_two_runs(app, runs) -> None:
     assert at.query_params["k"] == "10" and at.query_params["dataset"] == "handmade-qa"
 
 
+def test_a_dataset_is_found_by_every_name_of_its_content(app, runs, tmp_path: Path,
+                                                         handmade_dir: Path) -> None:
+    """Regression (issue 25, item 7): with handmade-qa's content registered a second
+    time as hand-copy and run there last, ?dataset=handmade-qa was refused (the group
+    took the newest run's name). Either name opens the group, shown under that name."""
+    import json
+    import shutil
+
+    from target_core.config import load_settings
+    from target_core.engine.runner import run_retrieval
+
+    copy = shutil.copytree(handmade_dir, tmp_path / "ws" / "datasets" / "hand-copy")
+    meta = json.loads((copy / "dataset.json").read_text()) | {"name": "hand-copy"}
+    (copy / "dataset.json").write_text(json.dumps(meta))
+    newest = run_retrieval(RunConfig("hand-copy", "bm25"),
+                           settings=load_settings(tmp_path / "ws")).run.run_id
+    for name in ("handmade-qa", "hand-copy"):
+        at = app(dataset=name)
+        assert not at.error, at.error[0].value
+        assert at.sidebar.selectbox[0].value == name
+        assert at.sidebar.selectbox[0].options == [name]  # one group, not two
+        assert len(at.multiselect[0].options) == 4  # the three runs and the copy's
+        assert at.caption[0].value.replace("\\", "").startswith(f"{name} · 3 queries")
+        assert at.query_params["dataset"] == name
+    at = app(dataset="handmade-qa", runs=f"{runs[0]},{newest}")
+    assert not at.error and at.multiselect[0].value == [runs[0], newest]
+
+
 def test_deep_link_reopens_three_runs_with_links_to_the_query_page(app, runs) -> None:
     bm25, tfidf, none = runs
     at = app(runs=f"{none},{bm25},{tfidf}", k="3")

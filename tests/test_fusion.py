@@ -159,12 +159,15 @@ def test_runner_hook_maps_gold_keys_to_corpus_indices() -> None:
 
 def test_a_tuned_hybrid_run_tunes_through_the_runner(tmp_path: Path) -> None:
     """The runner calls tune_on_gold after indexing: a tune= run completes, each query
-    scored with weights tuned on the other folds, the split stored with the run."""
+    scored with weights tuned on the other folds, the split stored with the run. Header
+    only: the runner's path does not depend on the view, and 440 full tables took ~50 s
+    to embed on 2 busy cores (header-only texts: a few seconds)."""
     from target_core.engine.runner import run_retrieval
-    from target_core.types import RunConfig
+    from target_core.types import RunConfig, TableView
 
     settings = load_settings(tmp_path / "ws")
-    run = run_retrieval(RunConfig("demo-qa", "hybrid:tune=recall@10,folds=2", limit=20),
+    run = run_retrieval(RunConfig("demo-qa", "hybrid:tune=recall@10,folds=2",
+                                  TableView.preset("header-only"), limit=20),
                         settings=settings).run
     assert run.status == "complete"
     stored = json.dumps(run.index_info)

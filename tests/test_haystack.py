@@ -241,7 +241,7 @@ def test_the_curve_reads_the_stored_points(tmp_path, handmade_dir, source) -> No
     assert [(c.retriever, c.haystack) for c in curve.missing()] == [
         ("tfidf", None), ("tfidf", f"2@{source}"), ("tfidf", f"5@{source}")]
     figure = haystack_figure(frame)
-    assert [t.name for t in figure.data] == ["bm25 recall@1", "bm25 recall@10"]
+    assert [t.name for t in figure.data] == ["bm25 mean recall@1", "bm25 mean recall@10"]
     assert list(figure.data[1].x) == [0, 2, 5] and figure.layout.xaxis.type is None
     with pytest.raises(ConfigError, match="haystack size 9 is larger than the pool"):
         haystack_curve(store, settings, data, ["bm25"], [str(source)], sizes=(0, 9))

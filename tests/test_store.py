@@ -95,7 +95,7 @@ def test_unknown_run_suggests(tmp_path: Path) -> None:
 def test_list_filters_and_delete(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
     a, _ = _start(store)
-    b, _ = _start(store, RunConfig("demo-sql", "tfidf"))
+    b, _ = _start(store, RunConfig("demo-sql", "tfidf"), fingerprint="fp-sql")
     store.fail_run(b.run_id, "boom")
     assert [r.run_id for r in store.list_runs(dataset="demo-sql")] == [b.run_id]
     assert store.get_run(b.run_id).error == "boom"

@@ -9,6 +9,7 @@ import streamlit as st
 
 from pages._ui import jobs, resources, widgets
 from target_core.errors import TargetError
+from target_core.metrics.labels import label
 from target_core.retrievers import EXAMPLE_SPECS
 from target_core.types import Dataset
 from target_core.views.haystack import (
@@ -66,7 +67,8 @@ def haystack_section(dataset: Dataset, retriever: str, *, top_k: int,
                  height=widgets.grid_height(len(frame), 12), column_config={
                      "open": st.column_config.LinkColumn("open", display_text="queries"),
                      **{c: st.column_config.TextColumn(alignment="right")
-                        for c in (*(f"recall@{n}" for n in curve.ks), "n_queries")}})
+                        for c in (*(label(f"recall@{n}") for n in curve.ks), "n_queries")}})
     st.caption(f"Corpus = the {curve.n_tables} tables of {dataset.name} + N. Pool: "
                f"{curve.pool} tables of {', '.join(curve.sources)} (tables equal to one of "
-               f"{dataset.name}'s left out). Solid: recall@{k}, dashed: recall@1.")
+               f"{dataset.name}'s left out). Solid: mean recall@{k}, dashed: mean recall@1 "
+               "(the mean over queries of each query's recall).")

@@ -18,8 +18,8 @@ from target_core.errors import TargetError
 PARAM = "slice"
 
 CAPTION = ("Each run per value of the field, over the run's queries with that value: R@c "
-           "is the mean per-query recall@c (macro; Table 2's R@c sums over gold tables, "
-           "the same when each query has one gold table), R@1 for text-to-SQL the share "
+           "is TARGET's recall as in Table 2 (gold tables found within c / gold tables of "
+           "those queries), R@1 for text-to-SQL the share "
            "whose top table is in the gold database (db_hit@1); with a generator, the "
            "mean answer score: EX = execution accuracy, EM = exact set match (by "
            "difficulty: GTR-T's Figure 5), Acc = fact accuracy, BLEU = mean sentence BLEU "

@@ -21,6 +21,7 @@ from target_core.config import Settings
 from target_core.datasets import load_dataset
 from target_core.engine.ablate import Variant, ablation_configs, ablation_variants, complete_runs
 from target_core.engine.store import RunRecord, RunStore
+from target_core.metrics.labels import label
 from target_core.types import Dataset
 
 __all__ = ["AblationReport", "VariantResult", "load_ablation"]
@@ -60,15 +61,22 @@ class AblationReport:
     def complete(self) -> bool:
         return all(v.run is not None for v in self.variants)
 
+    @property
+    def recall_columns(self) -> list[tuple[str, str]]:
+        """(column, metric) of table()'s recall columns: TARGET's recall at 1, 3, 5, 10
+        under its one label (metrics.labels: "R@k"; text-to-SQL "R@k tables")."""
+        task = next((v.run.task for v in self.variants if v.run), None)
+        return [(label(f"recall_micro@{k}", task), f"recall_micro@{k}") for k in RECALL_KS]
+
     def table(self) -> pd.DataFrame:
-        """TARGET Table 2 style: one row per variant with recall@1/3/5/10, hit@k, mean ms
-        and the p-value against the base row."""
+        """TARGET Table 2 style: one row per variant with TARGET's recall at 1/3/5/10
+        (`recall_columns`), mean ms and the p-value against the base row."""
         rows = []
         for v in self.variants:
             metrics = v.run.metrics if v.run else {}
             row: dict[str, Any] = {"variant": v.variant.name, "view": v.variant.view.label}
-            for k in RECALL_KS:
-                row[f"R@{k}"] = metrics.get(f"recall@{k}")
+            for column, metric in self.recall_columns:
+                row[column] = metrics.get(metric)
             row["ms"] = metrics.get("retrieval_ms_mean")
             row["p vs base"] = v.p_value
             row["run"] = v.run.run_id if v.run else None

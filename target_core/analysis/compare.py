@@ -116,10 +116,13 @@ class RunComparison:
 
 
 
-def dataset_label(runs: Sequence[RunRecord]) -> str:
-    """What to call the dataset of `runs` (one fingerprint): the first dataset string
-    that is a name rather than a folder path, else the first."""
+def dataset_label(runs: Sequence[RunRecord], chosen: str | None = None) -> str:
+    """What to call the dataset of `runs` (one fingerprint): `chosen` when some run was
+    made with that name (the user asked for the group by it), else the first dataset
+    string that is a name rather than a folder path, else the first."""
     names = [r.config.dataset for r in runs]
+    if chosen is not None and chosen in names:
+        return chosen
     return next((n for n in names if "/" not in n and "\\" not in n), names[0])
 
 

@@ -2,11 +2,14 @@
 field of queries.jsonl): the fields a dataset's queries offer, and each run's headline
 metrics per slice, as a table and as bars (for difficulty: GTR-T's Figure 5).
 
-A slice's metric is the mean over its queries of the per-query value behind the run's
-headline (metrics.tasks): Table 2's recall columns read per query (`per_query_metric`:
-recall@c, or db_hit@1 for text-to-SQL), and for runs with a generator the task's
-per-query answer score (execution_match and exact_set_match, fact_correct, sentence
-BLEU). For text-to-SQL these means are exactly the stored `METRIC/LEVEL` run metrics;
+A slice's metric is the run's headline (metrics.tasks) over the slice's queries: Table
+2's recall columns as TARGET defines them (R@c: Σ gold tables within c / Σ gold tables of
+the slice, from the stored per-query `overlap@c` and `n_gold`; text-to-SQL's R@1 the
+share of queries whose top table is in the gold database), and for runs with a generator
+the mean of the task's per-query answer score (execution_match and exact_set_match,
+fact_correct, sentence BLEU). A run stored without `overlap@c` shows the mean per-query
+recall under its own name ("mean recall@c", metrics.labels). For text-to-SQL these
+means are exactly the stored `METRIC/LEVEL` run metrics;
 for QA the mean sentence BLEU is not the corpus sacreBLEU, which does not average.
 """
 
@@ -22,6 +25,7 @@ from plotly.subplots import make_subplots
 
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.downstream import difficulty_order
+from target_core.metrics.labels import label
 from target_core.metrics.tasks import per_query_metric, table2_recall_columns
 from target_core.types import Query
 
@@ -99,17 +103,30 @@ def run_slice_columns(run: RunRecord, present: set[str]) -> list[tuple[str, str]
     """(column, per-query metric) shown per slice for `run`: Table 2's recall columns read
     per query, then the task's answer scores the run has (`present`: its per-query
     metric names)."""
-    recall = [(name, per_query_metric(metric))
-              for name, metric in table2_recall_columns(run.task, run.config.top_k)]
+    recall = []
+    for name, metric in table2_recall_columns(run.task, run.config.top_k):
+        if metric not in present and not set(_micro_parts(metric)) <= present:
+            metric = per_query_metric(metric)  # stored before overlap@c: the mean
+            name = label(metric, run.task)
+        recall.append((name, metric))
     answers = [pair for pair in ANSWER_COLUMNS.get(run.task, ()) if pair[1] in present]
-    return [pair for pair in (*recall, *answers) if pair[1] in present]
+    return [pair for pair in (*recall, *answers)
+            if pair[1] in present or set(_micro_parts(pair[1])) <= present]
+
+
+def _micro_parts(metric: str) -> tuple[str, ...]:
+    """The per-query sums behind a micro recall ("recall_micro@c": overlap@c, n_gold);
+    () for any other metric."""
+    kind, _, k = metric.partition("@")
+    return (f"overlap@{k}", "n_gold") if kind == "recall_micro" else ()
 
 
 def slice_frame(store: RunStore, runs: Sequence[RunRecord], metadata: pd.DataFrame,
                 field: str, names: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Long frame (run_id, run, name, metric, slice, value, queries): per run, column of
-    run_slice_columns and value of `field`, the mean per-query metric over the run's
-    queries in that slice and how many they are. Queries the metadata does not know
+    run_slice_columns and value of `field`, the metric over the run's queries in that
+    slice (TARGET's recall as a ratio of sums, any other the mean per-query value) and
+    how many they are. Queries the metadata does not know
     are left out."""
     rows: list[pd.DataFrame] = []
     for run in runs:
@@ -123,7 +140,11 @@ def slice_frame(store: RunStore, runs: Sequence[RunRecord], metadata: pd.DataFra
         grouped = joined.groupby(field, sort=False)
         counts = grouped.size()
         for name, metric in columns:
-            means = grouped[metric].mean()
+            if parts := _micro_parts(metric):  # TARGET's recall: a ratio of sums
+                sums = grouped[list(parts)].sum()
+                means = sums[parts[0]] / sums[parts[1]]
+            else:
+                means = grouped[metric].mean()
             rows.append(pd.DataFrame({
                 "run_id": run.run_id, "run": (names or {}).get(run.run_id, run.config.label),
                 "name": name, "metric": metric, "slice": means.index.astype(str),

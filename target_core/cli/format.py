@@ -25,11 +25,14 @@ def run_summary(record: Any) -> dict[str, Any]:
 
 def run_notes(record: Any) -> list[tuple[str, str]]:
     """(label, sentence) lines `show` prints under a run: its error, then each LLM step
-    whose failed calls fell back (retrievers.llm_calls)."""
+    whose failed calls fell back (retrievers.llm_calls), then what its lists held that
+    its ranking does not show (repeats, more than k: metrics.capped.returned_notes)."""
+    from target_core.metrics.capped import returned_notes
     from target_core.retrievers.llm_calls import llm_call_notes
 
     notes = [("error", record.error)] if record.error else []
-    return notes + [("fallback", note) for note in llm_call_notes(record.index_info)]
+    return (notes + [("fallback", note) for note in llm_call_notes(record.index_info)]
+            + [("lists", note) for note in returned_notes(record.index_info)])
 
 
 class ProgressBar:
@@ -51,3 +54,12 @@ class ProgressBar:
         if done >= total:
             sys.stderr.write("\n")
         sys.stderr.flush()
+
+
+def metric_lines(metrics: dict[str, float], task: str) -> list[str]:
+    """`show`'s metric lines: each under its one label (metrics.labels) with its key
+    beside it where they differ, e.g. "R@10 ... 0.9522  recall_micro@10"."""
+    from target_core.metrics.labels import label
+
+    return [f"  {label(key, task):<20} {value:.4f}"
+            + (f"  {key}" if label(key, task) != key else "") for key, value in metrics.items()]

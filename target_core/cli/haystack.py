@@ -18,6 +18,7 @@ from target_core.config import load_settings
 def cmd_haystack(args: argparse.Namespace) -> int:
     from target_core.datasets import load_dataset, registered_name
     from target_core.engine.store import RunStore
+    from target_core.metrics.labels import label
     from target_core.views.haystack import haystack_curve, parse_sizes, run_missing
 
     settings = load_settings(args.workspace)
@@ -56,9 +57,9 @@ def cmd_haystack(args: argparse.Namespace) -> int:
     metrics = [c for c in frame.columns if c.startswith("recall@")]
     print(format_rows([{"retriever": row["retriever"], "N": row["N"],
                         "corpus": row["corpus"],
-                        **{m: f"{row[m]:.4f}" for m in metrics}, "run": row["run_id"]}
+                        **{label(m): f"{row[m]:.4f}" for m in metrics}, "run": row["run_id"]}
                        for row in frame.to_dict("records")],
-                      ["retriever", "N", "corpus", *metrics, "run"]))
+                      ["retriever", "N", "corpus", *map(label, metrics), "run"]))
     return 0
 
 

@@ -22,6 +22,7 @@ from target_core.errors import ConfigError
 
 def cmd_import(args: argparse.Namespace) -> int:
     from target_core.engine.importer import import_target
+    from target_core.metrics.labels import label
     from target_core.metrics.retrieval import default_ks
 
     dataset, datasets = dataset_flags(args.dataset or [])
@@ -39,8 +40,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     for item in imported:
         record = item.run
         k = default_ks(record.config.top_k)[-1]
-        scores = [f"{name} {record.metrics[name]:.4f}"
-                  for name in (f"recall@{k}", f"capped_recall@{k}") if name in record.metrics]
+        scores = [f"{label(name, record.task)} {record.metrics[name]:.4f}"
+                  for name in (f"recall_micro@{k}", f"capped_recall@{k}", f"recall@{k}")
+                  if name in record.metrics]
         done = "already imported as run" if item.existing else "imported run"
         print(f"{done} {record.run_id}: {record.config.label} at k = "
               f"{record.config.top_k} on {record.config.dataset}, {record.n_queries} "

@@ -18,7 +18,7 @@ from typing import Any
 
 from target_core.cli.analysis import ANALYSIS_COMMANDS, analysis_arguments
 from target_core.cli.benchgen import BENCHGEN_COMMANDS, benchgen_arguments
-from target_core.cli.format import ProgressBar, format_rows, run_notes, run_summary
+from target_core.cli.format import ProgressBar, format_rows, metric_lines, run_notes, run_summary
 from target_core.cli.haystack import HAYSTACK_COMMANDS, haystack_arguments
 from target_core.cli.importing import IMPORT_COMMANDS, import_arguments
 from target_core.cli.jobs import JOB_COMMANDS, job_arguments, print_launch
@@ -179,15 +179,15 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{result.run.n_queries} queries, view {config.view.label}")
     if "generator" in result.run.index_info:
         print(f"generator: {result.run.index_info['generator']}")
-    for name, value in result.run.metrics.items():
-        print(f"  {name:<20} {value:.4f}")
+    for line in metric_lines(result.run.metrics, result.run.task):
+        print(line)
     if result.failed:
         print("status: FAILED (not ranked; run it again to ask the failed queries again)")
     return code
 
 
 CLI_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "repeat", "queries",
-               "recall@k", "mrr", "answers")
+               "R@k", "mrr", "answers")
 """The columns `runs` prints (the Run page adds retrieval p50)."""
 
 
@@ -195,17 +195,17 @@ def cmd_runs(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from target_core.engine.store import RunStore
-    from target_core.views.runs import runs_frame
+    from target_core.views.runs import dataset_runs, runs_frame
 
-    store = RunStore.in_workspace(load_settings(args.workspace).workspace)
-    runs = store.list_runs(dataset=args.dataset)
+    settings = load_settings(args.workspace)
+    runs = dataset_runs(RunStore.in_workspace(settings.workspace), args.dataset, settings)
     if args.json:
         print(json.dumps([run_summary(r) | {"status": r.status, "n_done": r.n_done,
                                             "error": r.error} for r in runs], indent=2))
         return 0
     frame = runs_frame(runs)
     rows = [{name: ("" if pd.isna(row[name]) else f"{row[name]:.3f}")
-             if name in ("recall@k", "mrr", "answers") else row[name] for name in CLI_COLUMNS}
+             if name in ("R@k", "mrr", "answers") else row[name] for name in CLI_COLUMNS}
             for row in frame.to_dict("records")]
     print(format_rows(rows, list(rows[0]) if rows else ["run_id"]) if rows else "no runs yet")
     return 0
@@ -266,8 +266,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"{'generation':<12} {record.config.label}, {generation.prompt_set} prompts")
     if served := data.get("served_models"):
         print(f"{'answered by':<12} " + ", ".join(f"{m} ({n})" for m, n in served.items()))
-    for name, value in record.metrics.items():
-        print(f"  {name:<20} {value:.4f}")
+    for line in metric_lines(record.metrics, record.task):
+        print(line)
     if args.queries:
         failed = [q for q in data["queries"] if q["failed"]]
         print(f"{len(failed)} of {len(data['queries'])} queries failed at k = {k} "
@@ -383,7 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
         elif name == "run":
             _run_arguments(command)
         elif name == "runs":
-            command.add_argument("--dataset", help="only runs on this dataset")
+            command.add_argument("--dataset", help="runs on this dataset's content, by any name")
         elif name == "show":
             command.add_argument("run_id")
             command.add_argument("--queries", action="store_true",

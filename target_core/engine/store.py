@@ -24,7 +24,7 @@ import sqlite_utils
 
 from target_core.engine.results import QueryResult, QueryScore
 from target_core.errors import TargetError, UnknownNameError
-from target_core.registry import spec_fingerprints
+from target_core.pyclass import spec_fingerprints
 from target_core.types import RunConfig, TableKey
 
 SCHEMA_VERSION = 2
@@ -262,11 +262,12 @@ class RunStore:
 
     def list_runs(self, *, dataset: str | None = None, status: str | None = None
                   ) -> list[RunRecord]:
-        """Runs, newest first, optionally of one dataset or status."""
+        """Runs, newest first, optionally of one dataset (its content, by any name) or status."""
         where, params = [], []
-        if dataset:
-            where.append("r.dataset = ?")
-            params.append(dataset)
+        if dataset:  # one content is one dataset, however it was named
+            where.append("(r.dataset = ? OR r.dataset_fingerprint IN (SELECT "
+                         "dataset_fingerprint FROM runs WHERE dataset = ?))")
+            params += [dataset, dataset]
         if status:
             where.append("r.status = ?")
             params.append(status)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from target_core.analysis.ablation import RECALL_KS, AblationReport, load_ablation
+from target_core.analysis.ablation import AblationReport, load_ablation
 from target_core.config import Settings
 from target_core.datasets import load_dataset
 from target_core.engine.ablate import Variant, ablation_variants, run_variants
@@ -23,9 +23,9 @@ ROWS_CHOICES: dict[str, int | None] = {"all rows": None, "first 100 rows": 100,
                                        "first 10 rows": 10, "header only": 0}
 """The rows settings the page offers: label -> TableView.rows."""
 
-TABLE_FORMATS = {**{f"R@{k}": "{:.3f}" for k in RECALL_KS}, "ms": "{:.2f}",
-                 "p vs base": "{:.2g}"}
-"""Number formats of AblationReport.table()'s columns."""
+TABLE_FORMATS = {"ms": "{:.2f}", "p vs base": "{:.2g}"}
+"""Number formats of AblationReport.table()'s columns other than its recall columns
+(3 decimals: AblationReport.recall_columns)."""
 
 
 def chosen_variants(rows: Sequence[str], formats: Sequence[str], *, schema: bool = False

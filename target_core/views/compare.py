@@ -3,7 +3,8 @@ dataset), the shared cutoffs, and one comparison with its per-query outcomes, na
 flipped-query tables with links to each run's Query page.
 
 Runs are grouped by their dataset's content (fingerprint), so runs made with a folder
-path and with the dataset's name are listed together, under the name. Runs that differ
+path and with the dataset's name (or two names of one content) are listed together,
+under the name the user chose. Runs that differ
 only in their prompt set are a prompt-set comparison: each is named by its set. QA runs
 also get GTR's Figure 3: per query, answer quality against reply length in tokens."""
 
@@ -78,13 +79,16 @@ class CompareChoices:
         return ks[-1] if ks else None
 
 
-def compare_choices(store: RunStore) -> CompareChoices:
+def compare_choices(store: RunStore, chosen: str | None = None) -> CompareChoices:
+    """The complete runs grouped by dataset content; a group holding runs made with the
+    name `chosen` (the one the user asked for) is listed under it, whichever name or
+    path its newest run was made with."""
     by_content: dict[str, list[RunRecord]] = {}
     for record in store.list_runs(status="complete"):  # newest first
         by_content.setdefault(record.dataset_fingerprint, []).append(record)
     by_dataset: dict[str, list[RunRecord]] = {}
     for fingerprint, runs in by_content.items():  # the newest content keeps the name
-        name = dataset_label(runs)
+        name = dataset_label(runs, chosen)
         by_dataset[name if name not in by_dataset else f"{name} ({fingerprint[:8]})"] = runs
     return CompareChoices(by_dataset)
 
@@ -117,10 +121,13 @@ class CompareView:
         return f"compare-{self.comparison.dataset}-{'-vs-'.join(r.run_id for r in self.runs)}"
 
 
-def compare_view(store: RunStore, run_ids: Sequence[str], k: int | None = None
-                 ) -> CompareView:
-    """Compare `run_ids` (the first is the baseline) at k; raises TargetError."""
+def compare_view(store: RunStore, run_ids: Sequence[str], k: int | None = None,
+                 dataset: str | None = None) -> CompareView:
+    """Compare `run_ids` (the first is the baseline) at k, naming their dataset
+    `dataset` (the name the user chose) when given; raises TargetError."""
     comparison = compare_runs(store, run_ids, k=k)
+    if dataset is not None:
+        comparison = replace(comparison, dataset=dataset)
     outcomes = outcomes_frame(store, run_ids, comparison.k)
     runs = [store.get_run(r) for r in run_ids]
     names = run_names(runs)

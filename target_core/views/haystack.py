@@ -20,6 +20,7 @@ from target_core.engine.ablate import complete_runs
 from target_core.engine.haystack import Haystack, distractor_pool, resolve_haystack
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import ConfigError
+from target_core.metrics.labels import label
 from target_core.metrics.retrieval import default_ks
 from target_core.progress import Progress, no_progress
 from target_core.types import Dataset, RunConfig, TableView
@@ -123,14 +124,15 @@ class HaystackCurve:
 
 
 def points_table(curve: HaystackCurve) -> pd.DataFrame:
-    """The curve's points as the page lists them: recall as text with 3 decimals, blank
-    (not "None") where a point is not run yet."""
+    """The curve's points as the page lists them: recall as text with 3 decimals under
+    its label ("mean recall@k", metrics.labels), blank (not "None") where a point is not
+    run yet."""
     from target_core.views.cells import as_text
 
     frame = as_text(curve.frame(), {**{f"recall@{k}": ".3f" for k in curve.ks},
                                     "n_queries": "d"})
     frame[["run_id", "open"]] = frame[["run_id", "open"]].fillna("")
-    return frame
+    return frame.rename(columns={f"recall@{k}": label(f"recall@{k}") for k in curve.ks})
 
 
 def _differs_in_size(config: RunConfig, base: RunConfig) -> bool:
@@ -219,10 +221,10 @@ def haystack_figure(frame: pd.DataFrame, metrics: Sequence[str] = ("recall@1", "
             last = j == len([m for m in metrics if m in part]) - 1
             figure.add_trace(go.Scatter(
                 x=[x(n) for n in part["N"]], y=part[metric], mode="lines+markers",
-                name=f"{retriever} {metric}", legendgroup=str(retriever),
+                name=f"{retriever} {label(metric)}", legendgroup=str(retriever),
                 line={"color": palette[i % len(palette)], "dash": None if last else "dash"},
                 customdata=list(zip(part["N"], part["corpus"], part["run_id"], strict=True)),
-                hovertemplate=(f"{metric}=%{{y:.3f}}<br>N=%{{customdata[0]}} distractors "
+                hovertemplate=(f"{label(metric)}=%{{y:.3f}}<br>N=%{{customdata[0]}} distractors "
                                "(corpus %{customdata[1]})<br>run %{customdata[2]}"
                                "<extra>%{fullData.name}</extra>")))
     axis: dict[str, object] = {"title": "distractor tables added (N)"}
@@ -231,7 +233,7 @@ def haystack_figure(frame: pd.DataFrame, metrics: Sequence[str] = ("recall@1", "
                  "ticktext": [f"{n:,}" for n in sizes]}
     values = shown[[m for m in metrics if m in shown]].to_numpy().ravel()
     low = max(0.0, float(values.min()) - 0.05) if len(values) else 0.0  # the changes show
-    figure.update_layout(height=400, xaxis=axis, yaxis_title="recall",
+    figure.update_layout(height=400, xaxis=axis, yaxis_title="mean recall",
                          yaxis_range=[low, 1.01], yaxis_tickformat=".2f",
                          legend={"orientation": "h", "y": -0.25},
                          margin={"l": 50, "r": 10, "t": 10, "b": 40})

@@ -42,7 +42,7 @@ def recall_at_k_curves(curves: pd.DataFrame, title: str = "") -> go.Figure:
             x=part["k"], y=part["recall"], mode="lines+markers", name=str(label),
             hovertemplate="k=%{x}<br>recall=%{y:.3f}<extra>%{fullData.name}</extra>"))
     figure.update_layout(title=title or None, height=380, xaxis_title="k",
-                         yaxis_title="recall@k", yaxis_range=[0, 1.02],
+                         yaxis_title="mean recall@k", yaxis_range=[0, 1.02],
                          legend={"orientation": "h", "y": -0.25},
                          margin={"l": 50, "r": 10, "t": 40 if title else 10, "b": 40})
     figure.update_xaxes(dtick=1 if curves["k"].max() <= 20 else None)

@@ -1,9 +1,10 @@
 """The runs list that the Run page and `runs` show: one row per run with its headline
-numbers (recall at the run's k capped at 10, MRR, retrieval p50, the task's answer
+numbers (R@k: TARGET's recall at the run's k capped at 10, MRR, retrieval p50, the task's answer
 metric from metrics.tasks)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 
@@ -23,7 +24,7 @@ EXTRA_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(
     column for rules in RULES.values() for column, _ in rules.answer_extras))
 """Answer metrics shown beside the headline (metrics.tasks answer_extras): VES, GTR's."""
 RUN_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "repeat", "queries",
-               "recall@k", "mrr", "ms p50", "answers", *EXTRA_COLUMNS, "open")
+               "R@k", "mrr", "ms p50", "answers", *EXTRA_COLUMNS, "open")
 
 
 def answers_label(task: str) -> str:
@@ -32,8 +33,9 @@ def answers_label(task: str) -> str:
 
 
 def recall_name(run: RunRecord) -> str:
-    """The recall metric a runs list shows for `run`: recall@min(10, top_k)."""
-    return f"recall@{min(10, run.config.top_k)}"
+    """The recall metric a runs list shows for `run` (column "R@k", metrics.labels):
+    TARGET's recall at min(10, top_k), table-level, `recall_micro@k`."""
+    return f"recall_micro@{min(10, run.config.top_k)}"
 
 
 def repeat_labels(runs: Sequence[RunRecord]) -> dict[str, str]:
@@ -59,7 +61,7 @@ def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
              "view": r.config.view.label, "k": r.config.top_k, "status": r.status,
              "repeat": repeats[r.run_id],
              "queries": f"{r.n_done}/{r.n_queries}",
-             "recall@k": r.metrics.get(recall_name(r)), "mrr": r.metrics.get("mrr"),
+             "R@k": r.metrics.get(recall_name(r)), "mrr": r.metrics.get("mrr"),
              "ms p50": r.metrics.get("retrieval_ms_p50"),
              "answers": None if r.status == "failed"
              else r.metrics.get(task_rules(r.task).answer_metric or ""),
@@ -67,7 +69,7 @@ def runs_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
              "open": run_queries_link(r.run_id)}
             for r in runs]
     frame = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
-    for column in ("recall@k", "mrr", "ms p50", "answers", *EXTRA_COLUMNS):
+    for column in ("R@k", "mrr", "ms p50", "answers", *EXTRA_COLUMNS):
         frame[column] = frame[column].astype("float64")
     return frame
 
@@ -116,16 +118,33 @@ def failed_notes(runs: Sequence[RunRecord], limit: int = 5) -> list[str]:
 
 def fallback_notes(runs: Sequence[RunRecord], limit: int = 5) -> list[str]:
     """One sentence per LLM step of a complete run (newest first) whose failed calls fell
-    back within the failure policy's tolerance (retrievers.llm_calls words it); at most
-    `limit` runs, then how many more."""
+    back within the failure policy's tolerance (retrievers.llm_calls words it), and per
+    run whose lists held repeats or more than k tables, counted as TARGET counts them
+    (metrics.capped.returned_notes); at most `limit` runs, then how many more."""
+    from target_core.metrics.capped import returned_notes
+
     noted = [(r, notes) for r in runs if r.status == "complete"
-             and (notes := llm_call_notes(r.index_info))]
+             and (notes := llm_call_notes(r.index_info) + returned_notes(r.index_info))]
     lines = [f"Run {r.run_id} ({r.config.label}): {note}"
              for r, notes in noted[:limit] for note in notes]
     if len(noted) > limit:
         lines.append(f"{len(noted) - limit} more runs had LLM calls fall back: "
                      "see `show RUN_ID`.")
     return lines
+
+
+def dataset_runs(store: RunStore, dataset: str | None, settings: Settings
+                 ) -> list[RunRecord]:
+    """The runs `runs --dataset` lists, newest first: every run on the content of
+    `dataset` (a name, or a registered folder's path), whichever name or path it was
+    made with; all runs for None. A registry that does not load keeps the text as
+    given."""
+    from target_core.datasets import registered_name
+
+    if dataset:
+        with contextlib.suppress(TargetError):
+            dataset = registered_name(dataset, settings)
+    return store.list_runs(dataset=dataset)
 
 
 def runs_with_results(store: RunStore) -> list[RunRecord]:

@@ -1,0 +1,85 @@
+"""One name per number: the label every page, command, export and import summary shows
+for a metric key, and its definition in one line.
+
+"R@k" is TARGET's recall wherever it shows (the header of TARGET's Table 2): micro,
+Σ gold tables found within k / Σ gold tables (`recall_micro@k`). The mean over queries
+of each query's recall (`recall@k`) is "mean recall@k"; the two differ when queries have
+several gold tables. Text-to-SQL's Table 2 "R@1" is database-level (`db_hit@1`), so there
+table-level recall is "R@k tables" (metrics.tasks.table2_recall_columns names the Table 2
+columns; this module follows it). Metric keys (JSON, the store) never change; only what a
+person reads does. Keys without a label of their own (hit@k, mrr, ...) are their label.
+"""
+
+from __future__ import annotations
+
+import re
+
+from target_core.metrics.tasks import RULES, table2_recall_columns, task_rules
+
+__all__ = ["definition", "label", "metric_of"]
+
+_AT = re.compile(r"^(recall_micro|recall|capped_recall|hit|overlap)@(\d+)$")
+
+_DEFINITIONS = {
+    "recall_micro": "TARGET's recall at k (micro): Σ gold tables within the top k / Σ gold "
+                    "tables, over all queries",
+    "recall": "the mean over queries of each query's recall at k (|gold ∩ top k| / |gold|)",
+    "capped_recall": "TARGET's capped recall at k: Σ gold tables within the top k / "
+                     "Σ min(k, |gold|)",
+    "hit": "the share of queries with at least one gold table within the top k",
+}
+_FIXED = {"mrr": "the mean over queries of 1 / rank of the first gold table (0 if none)",
+          "ndcg@10": "the mean over queries of nDCG at 10 (binary gain)",
+          "db_hit@1": "the share of queries whose top table is in the gold database"}
+
+
+def _table2_names(task: str | None) -> dict[str, str]:
+    """metric -> Table 2 column name of `task` (every cutoff up to 10)."""
+    if task is None or task not in RULES:
+        return {}
+    return {metric: name for name, metric in table2_recall_columns(task, 10)}
+
+
+def label(metric: str, task: str | None = None) -> str:
+    """What a person reads for `metric` (a run's metric key) in a run of `task`:
+    "R@10" for recall_micro@10, "mean recall@10" for recall@10, "capped R@10",
+    Table 2's column names for the task (text-to-SQL's "R@1" is db_hit@1), the task's
+    answer columns (e.g. "SB" for sacrebleu); any other key is its own label."""
+    if name := _table2_names(task).get(metric):
+        return name
+    if task in RULES:
+        rules = task_rules(task)
+        answers = dict((m, n) for n, m in (*rules.table2_answers, *rules.answer_extras))
+        if metric in answers:
+            return answers[metric]
+    match = _AT.match(metric)
+    if not match:
+        return metric
+    kind, k = match.groups()
+    tables = " tables" if task in RULES and task_rules(task).database_level else ""
+    if kind == "recall_micro":
+        return f"R@{k}{tables}"
+    if kind == "recall":
+        return f"mean recall@{k}"
+    if kind == "capped_recall":
+        return f"capped R@{k}{tables}"
+    return metric
+
+
+def metric_of(name: str, task: str | None = None) -> str | None:
+    """The metric key whose label is `name` (the inverse of `label` for the retrieval
+    metrics at k <= 100 and the task's answer columns); None when no metric has it."""
+    keys = [f"{kind}@{k}" for kind in ("recall_micro", "recall", "capped_recall", "hit")
+            for k in range(1, 101)] + list(_FIXED)
+    if task in RULES:
+        rules = task_rules(task)
+        keys += [m for _, m in (*rules.table2_answers, *rules.answer_extras)]
+    return next((key for key in keys if label(key, task) == name), None)
+
+
+def definition(metric: str) -> str:
+    """`metric`'s definition in one line (for captions and help); "" when unknown."""
+    if metric in _FIXED:
+        return _FIXED[metric]
+    match = _AT.match(metric)
+    return _DEFINITIONS.get(match.group(1), "") if match else ""
