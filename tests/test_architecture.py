@@ -1,6 +1,6 @@
 """The layout is the data flow: target_core's layers import only downward, no module
-imports itself back through others, the library never imports streamlit, and README's
-module map names every module."""
+imports itself back through others, the library never imports streamlit, and the module
+map (docs/development.md) names every module."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("benchgen", ("benchgen",)),
     ("analysis", ("analysis",)),
     ("views", ("views",)),
+    ("api", ("api",)),
     ("cli", ("cli", "__main__")),
 ]
 """Lowest first. A module may import modules of its own layer or of layers below. sql sits
@@ -148,14 +149,14 @@ def test_no_module_is_too_long() -> None:
     assert not long, long
 
 
-# --- README's module map ------------------------------------------------------------------
+# --- the module map (docs/development.md) ----------------------------------------------------
 
 def _module_map() -> dict[str, str]:
-    """README's module map: entry ('types.py', 'sql/') -> its text (continuation lines
-    included)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"### Module map\n.*?```\n(.*?)```", readme, re.DOTALL)
-    assert block, "README has no '### Module map' section with a code block"
+    """The module map in docs/development.md: entry ('types.py', 'sql/') -> its text
+    (continuation lines included)."""
+    page = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    block = re.search(r"^## Module map\n.*?```\n(.*?)```", page, re.DOTALL | re.MULTILINE)
+    assert block, "docs/development.md has no '## Module map' section with a code block"
     entries: dict[str, str] = {}
     current = None
     for line in block.group(1).splitlines():
@@ -182,12 +183,12 @@ def test_module_map_names_every_module() -> None:
         text = entries.get(f"{parts[0]}/", "")
         if not re.search(rf"(?<![\w.]){re.escape('.'.join(parts[1:]))}(?![\w])", text):
             missing.append("/".join(parts) + ".py")
-    assert not missing, f"not in README's module map: {missing}"
+    assert not missing, f"not in docs/development.md's module map: {missing}"
 
 
 def test_module_map_names_no_missing_module() -> None:
     for entry in _module_map():
-        assert (PACKAGE / entry).exists(), f"README's module map names {entry}, not found"
+        assert (PACKAGE / entry).exists(), f"the module map names {entry}, not found"
 
 
 # --- the pages ------------------------------------------------------------------------------

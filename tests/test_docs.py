@@ -1,11 +1,19 @@
-"""README documents every setting and command, and CI runs the README's test command."""
+"""The docs (docs/, a MkDocs site) document every setting, command, failure category,
+error source, benchmark and reported metric; the site builds in strict mode; the CLI
+reference is the parsers' own `--help`; the README stays short and CI runs its test
+command."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from docs_support import DOCS, all_pages, anchors, page
 
 from target_core.analysis.failures import CATEGORIES
 from target_core.benchgen.error_sources import DEFINITIONS as ERROR_SOURCES
@@ -18,17 +26,17 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.env)
 def test_setting_is_documented(setting) -> None:
-    assert f"`{setting.env}`" in README
+    assert f"`{setting.env}`" in page("settings.md")
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_command_is_documented(command: str) -> None:
-    assert re.search(rf"^\| `{command}\b", README, re.MULTILINE)
+    assert re.search(rf"^\| `{command}\b", page("command-line.md"), re.MULTILINE)
 
 
 @pytest.mark.parametrize("category", CATEGORIES)
 def test_failure_category_is_documented(category: str) -> None:
-    assert f"| `{category}` | {CATEGORIES[category]} |" in README
+    assert f"| `{category}` | {CATEGORIES[category]} |" in page("failures.md")
 
 
 def test_ci_runs_the_readme_test_command() -> None:
@@ -51,7 +59,7 @@ def test_requirements_are_pinned_exactly() -> None:
 
 @pytest.mark.parametrize("source", ERROR_SOURCES)
 def test_error_source_is_documented(source: str) -> None:
-    assert f"| `{source}` | {ERROR_SOURCES[source]} |" in README
+    assert f"| `{source}` | {ERROR_SOURCES[source]} |" in page("text-to-sql.md")
 
 
 BENCHMARKS = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py")
@@ -60,17 +68,17 @@ BENCHMARKS = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py")
 
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_benchmark_is_documented(name: str) -> None:
-    """Every benchmark script is named in README, where its figures are."""
-    assert f"`{name}`" in README or f"benchmarks.{name}" in README
+    """Every benchmark script is named in the docs, where its figures are."""
+    docs = all_pages()
+    assert f"`{name}`" in docs or f"benchmarks.{name}" in docs
 
 
 # --- "How each number is computed" ------------------------------------------------------
 
 def _numbers_section() -> str:
-    match = re.search(r"^## How each number is computed\n(.*?)(?=^## )", README,
-                      re.MULTILINE | re.DOTALL)
-    assert match, "README has no '## How each number is computed' section"
-    return match.group(1)
+    text = page("numbers.md")
+    assert text.startswith("# How each number is computed\n"), "docs/numbers.md's title moved"
+    return text
 
 
 def _reported_metric_keys() -> set[str]:
@@ -135,7 +143,7 @@ def test_every_reported_metric_is_in_how_each_number_is_computed() -> None:
             "fact_recall_excl_nei", "overlap@10", "fact_pred"} <= keys  # the list is real
     missing = sorted({name for key in keys
                       if f"`{(name := _documented_name(key))}`" not in section})
-    assert not missing, f"not in README's 'How each number is computed': {missing}"
+    assert not missing, f"not in docs/numbers.md: {missing}"
     for key in keys:
         if "/" in key:  # a per-difficulty key: its metric is named too
             assert f"`{key.split('/', 1)[0]}`" in section, key
@@ -158,17 +166,82 @@ def test_every_test_cited_in_how_each_number_is_computed_exists() -> None:
         path = ROOT / file
         if not path.is_file() or name not in _defined_tests(path):
             missing.append(f"{file}::{name}")
-    assert not missing, f"cited in README but not defined: {missing}"
-
-
-def _slug(heading: str) -> str:
-    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to '-'."""
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+    assert not missing, f"cited in docs/numbers.md but not defined: {missing}"
 
 
 def test_links_in_how_each_number_is_computed_reach_a_heading() -> None:
-    anchors = {_slug(h) for h in re.findall(r"^#{2,4} (.+)$", README, re.MULTILINE)}
-    links = re.findall(r"\]\(#([^)]+)\)", _numbers_section())
-    assert links
-    broken = sorted(set(links) - anchors)
-    assert not broken, f"links to no README heading: {broken}"
+    links = re.findall(r"\]\(([\w/.-]*\.md)?(?:#([^)]+))?\)", _numbers_section())
+    assert any(anchor for _, anchor in links)
+    broken = []
+    for target, anchor in links:
+        path = (DOCS / target) if target else DOCS / "numbers.md"
+        if not path.is_file() or (anchor and anchor not in anchors(path.read_text())):
+            broken.append(f"{target}#{anchor}")
+    assert not broken, f"links to no page or heading: {sorted(set(broken))}"
+
+
+# --- the site, the CLI reference, the README -----------------------------------------------
+
+def _mkdocs_build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    # never --quiet: it drops the warnings that --strict counts, and the build passes
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict",
+         "--config-file", str(config), "--site-dir", str(site)],
+        cwd=config.parent, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+
+def test_docs_site_builds_in_strict_mode(tmp_path: Path) -> None:
+    """`make test` builds the site: a broken link or anchor, a missing image or a page
+    left out of nav fails here (mkdocs.yml's validation turns each into a warning, and
+    --strict turns warnings into a failed build)."""
+    built = _mkdocs_build(ROOT / "mkdocs.yml", tmp_path / "site")
+    assert built.returncode == 0, built.stderr
+    for name in ("index.html", "numbers/index.html", "reference/cli/index.html",
+                 "development/index.html", "img/overview.png"):
+        assert (tmp_path / "site" / name).is_file(), name
+
+
+def test_docs_site_build_fails_on_a_broken_anchor(tmp_path: Path) -> None:
+    """The strict build really checks anchors: the same site with one broken link fails."""
+    import shutil
+
+    shutil.copytree(DOCS, tmp_path / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    index = tmp_path / "docs" / "index.md"
+    index.write_text(index.read_text() + "\n[gone](numbers.md#no-such-heading)\n")
+    built = _mkdocs_build(tmp_path / "mkdocs.yml", tmp_path / "site")
+    assert built.returncode != 0
+    assert "no-such-heading" in built.stderr
+
+
+def _cli_reference() -> object:
+    spec = importlib.util.spec_from_file_location("cli_reference",
+                                                  ROOT / "scripts" / "cli_reference.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cli_reference_is_the_parsers_help() -> None:
+    """docs/reference/cli.md is what scripts/cli_reference.py writes from the parsers."""
+    rendered = _cli_reference().render()  # type: ignore[attr-defined]
+    assert page("reference/cli.md") == rendered, (
+        "docs/reference/cli.md is stale: run .venv/bin/python scripts/cli_reference.py")
+    for command in COMMANDS:  # every command has its section, with its own usage line
+        assert re.search(rf"^## {re.escape(command)}\n\n```text\nusage: [^\n]* {command}\b",
+                         rendered, re.MULTILINE), command
+    assert "--workspace DIR" in rendered
+
+
+def test_readme_is_short_and_links_into_the_docs() -> None:
+    assert len(README.splitlines()) < 150
+    links = re.findall(r"\]\(((?!https?:)[^)#]+)(?:#([^)]+))?\)", README)
+    assert len(links) >= 10
+    broken = []
+    for target, anchor in links:
+        path = ROOT / target
+        if not path.exists() or (anchor and anchor not in anchors(path.read_text())):
+            broken.append(f"{target}#{anchor}" if anchor else target)
+    assert not broken, f"README links to nothing: {broken}"

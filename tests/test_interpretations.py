@@ -1,5 +1,5 @@
 """Seed 002's alternative interpretations (target_core.sql.interpretations): the rule on
-hand-made results, README's worked examples on a real SQLite table with hand-computed
+hand-made results, the docs' worked examples on a real SQLite table with hand-computed
 verdicts, bad metadata, and one verdict everywhere: the run's `alt_interpretation` and
 `alt_interpretation_rate`, Table 1's Alt (`benchgen evaluate`) and the Query page's
 answer view agree, on hand-written predictions and on a real benchmark export."""
@@ -34,7 +34,7 @@ from target_core.types import Dataset, GenerationConfig, Query, RunConfig
 from target_core.views.answer import answer_view
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+EXAMPLES_PAGE = (ROOT / "docs" / "text-to-sql.md").read_text(encoding="utf-8")
 
 
 def result(rows: list[tuple], columns: tuple[str, ...] = ("a",), *, truncated: bool = False,
@@ -143,7 +143,7 @@ def test_readings_start_with_gold() -> None:
     assert readings_of(plain) == (Reading("gold", "the gold query", "SELECT 3"),)
 
 
-# --- README's worked examples ----------------------------------------------------------------
+# --- the docs' worked examples (docs/text-to-sql.md) -----------------------------------------
 
 ORDERS = [(1, "2024-05-20", "shipped", 10), (2, "2024-06-05", "shipped", 20),
           (3, "2024-06-15", "shipped", 30), (4, "2024-06-25", "cancelled", 40),
@@ -166,7 +166,7 @@ QUESTIONS: dict[str, dict[str, Any]] = {
                "sql": f"SELECT DISTINCT order_date {SHIPPED} {LAST_30_DAYS}"}]},
 }
 QUESTIONS["B-plain"] = dict(QUESTIONS["B"], alternatives=[])  # an ordinary sql dataset
-# number, question, prediction ({JUNE}: README's *June*), its rows, level, kind, relation
+# number, question, prediction ({JUNE}: the docs' *June*), its rows, level, kind, relation
 EXAMPLES: list[tuple[int, str, str, set, str, str | None, str | None]] = [
     (1, "A", f"SELECT SUM(amount) {SHIPPED} order_date BETWEEN '2024-06-01' AND '2024-06-30'",
      {(50,)}, "exact", "gold", "equal"),
@@ -188,7 +188,7 @@ EXAMPLES: list[tuple[int, str, str, set, str, str | None, str | None]] = [
      {("2024-06-05", 20), ("2024-06-15", 30)}, "wrong", None, None),
 ]
 WITHOUT_ALTERNATIVES = {5: ("alternative", "gold", "superset"), 6: ("wrong", None, None)}
-"""README: example 5 is the same without alternatives, example 6 becomes wrong."""
+"""The docs: example 5 is the same without alternatives, example 6 becomes wrong."""
 
 
 def _sql(template: str) -> str:
@@ -250,18 +250,19 @@ def test_readme_worked_example(orders: Dataset, number: int, question: str, sql:
     if number in WITHOUT_ALTERNATIVES:
         plain = ExpandedTruth(orders).interpret(orders.query(f"plain{number}"), pred)
         assert (plain.level, plain.kind, plain.relation) == WITHOUT_ALTERNATIVES[number]
-    # the README's row shows this very SQL and verdict
+    # the docs' row shows this very SQL and verdict
     shown = "`" + sql.replace(" {JUNE}", "` *June*") + ("`" if "{JUNE}" not in sql else "")
-    row = next(line for line in README.splitlines() if line.startswith(f"| {number} | `"))
+    row = next(line for line in EXAMPLES_PAGE.splitlines() if line.startswith(f"| {number} | `"))
     assert row.startswith(f"| {number} | {shown} |"), row
     said = level if level != "alternative" else f"alternative ({kind}, {how})"
     assert f"| {said} |" in row
 
 
-def test_readme_states_the_readings_of_the_examples() -> None:
+def test_docs_state_the_readings_of_the_examples() -> None:
     for spec in (QUESTIONS["A"], QUESTIONS["B"]):
-        assert spec["query"] in README
-    assert f"`{JUNE}`" in README and f"`{LAST_30_DAYS.split(' AND ')[0]}" in README
+        assert spec["query"] in EXAMPLES_PAGE
+    assert f"`{JUNE}`" in EXAMPLES_PAGE
+    assert f"`{LAST_30_DAYS.split(' AND ')[0]}" in EXAMPLES_PAGE
 
 
 # --- one verdict everywhere ------------------------------------------------------------------

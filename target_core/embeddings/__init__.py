@@ -16,7 +16,7 @@ Specs (the part after `dense:` in a retriever spec):
     embedder.last_truncated                            # texts cut to max_tokens
 
 Specs follow target_core.registry's grammar with '/' as the separator. Adding an
-embedder means one module, one entry in EMBEDDERS and one README line.
+embedder means one module, one entry in EMBEDDERS and one line in docs/retrievers/index.md.
 """
 
 from __future__ import annotations

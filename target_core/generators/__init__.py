@@ -6,7 +6,7 @@ OpenAI-compatible chat server; default gpt-4o-mini) and `local:smollm2` / `local
 trying the pipeline, not for scores). The grammar is
 target_core.registry's; `py:MODULE:CLASS` is your own class
 (generators/plugin.py). Adding a generator means one module, one entry in GENERATORS
-and one README line.
+and one line in docs/generators.md.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Each side contributes its top `depth` candidates (depth = max(100, k)); a text absent
 from one side's list gets nothing from it. Spec: hybrid[:EMBEDDER][:OPTIONS], options
 method, norm, w (the lexical weight of wsum), k (rrf), tune=recall@K, folds, seed
-(fusion.parse_options). Plain `hybrid` is DEFAULT_FUSION; README "Hybrid" gives the
-figures behind that choice (benchmarks/fusion_choice.py).
+(fusion.parse_options). Plain `hybrid` is DEFAULT_FUSION; docs/retrievers/index.md
+("Hybrid fusion") gives the figures behind that choice (benchmarks/fusion_choice.py).
 
 Tuning (tune=recall@K) is cross-fitted: the run's queries are split into `folds` seeded
 folds, and each query is retrieved with the wsum weight that maximised recall@K on the

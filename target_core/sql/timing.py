@@ -9,7 +9,7 @@ pair as BIRD's `iterated_execute_sql` does: predicted first, then gold, `repeats
 What is timed: executing the statement and fetching its rows (up to row_cap + 1).
 Opening the connection is not timed. BIRD times `cursor.execute` alone, which in Python's
 sqlite3 stops at a plain SELECT's first row; fetching makes the time the query's whole
-cost (README, "VES").
+cost (docs/text-to-sql.md, "VES").
 """
 
 from __future__ import annotations
