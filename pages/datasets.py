@@ -1,12 +1,13 @@
-"""Datasets: counts and size distributions, search and browse tables and queries,
-one table under several views, a query's gold tables. State lives in the URL:
+"""Datasets: add a dataset (server path or upload) or remove an added one; counts and
+size distributions, search and browse tables and queries, one table under several
+views, a query's gold tables. State lives in the URL:
 ?dataset=NAME&section=Tables&table=DB/TABLE or &section=Queries&query=ID."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from pages._ui import resources, shell, url, widgets
+from pages._ui import add_dataset, resources, shell, url, widgets
 from pages._ui.text import plain
 from target_core.datasets.chunking import is_passage, passage_text
 from target_core.errors import TargetError
@@ -39,7 +40,9 @@ SECTIONS = ["Sizes", "Tables", "Queries"]
 PREVIEW_ROWS = 200
 
 shell.frame()
-dataset = widgets.dataset_or_stop(widgets.pick_dataset())
+chosen = widgets.pick_dataset()
+add_dataset.add_form(chosen)
+dataset = widgets.dataset_or_stop(chosen)
 # a link's section, table and query must exist before anything of the dataset shows
 url.read_choice("section", SECTIONS, kind="section")
 url.read_choice("table", [table_ref(t.key) for t in dataset.tables],

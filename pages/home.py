@@ -45,5 +45,8 @@ st.dataframe(
     column_config={"browse": st.column_config.LinkColumn("browse", display_text="open"),
                    "error": st.column_config.TextColumn("error", width="medium")},
 )
-st.caption("Add your own: a folder in the documented format (see README), listed on "
-           "TARGET_DATASETS, or pass its path to `python -m target_core`.")
+st.page_link("pages/datasets.py", label="Add your own dataset: a folder on this server or "
+             "an uploaded archive (Datasets page, **Add a dataset**)", icon=":material/add:")
+st.caption("Folders in the format of docs/data/index.md (TARGET's), BEIR folders, or "
+           "`target-explorer datasets add PATH`; folders listed on TARGET_DATASETS "
+           "appear too.")

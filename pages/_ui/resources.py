@@ -8,6 +8,7 @@ import streamlit as st
 from target_core.config import Settings, load_settings
 from target_core.costs import RunCostEstimate, estimate_run_cost
 from target_core.datasets import DatasetInfo, discover, list_datasets, load_dataset, open_lookup
+from target_core.datasets.add import Upload, add_dataset, added_names, remove_dataset
 from target_core.engine.store import RunStore
 from target_core.types import Dataset, GenerationConfig, TableLookup, TableView
 from target_core.views.datasets import DatasetSummary, summarize
@@ -33,6 +34,30 @@ def dataset_names() -> list[str]:
 def dataset_infos() -> list[DatasetInfo]:
     """Every local dataset with counts (or the error that stops it loading)."""
     return list_datasets(settings())
+
+
+def add(source: str | Upload, name: str | None) -> DatasetInfo:
+    """Validate and register a dataset (a server path or an upload); raises TargetError.
+    Every page's dataset list has it at its next run."""
+    info = add_dataset(source, settings(), name=name)
+    datasets_changed()
+    return info
+
+
+def remove(name: str) -> None:
+    remove_dataset(name, settings())
+    datasets_changed()
+
+
+def removable() -> list[str]:
+    """The added datasets' names (the ones `remove` takes)."""
+    return added_names(settings())
+
+
+def datasets_changed() -> None:
+    """Forget the cached dataset lists and loads: a name may now mean other files."""
+    dataset_infos.clear()
+    _load.clear()
 
 
 @st.cache_resource(show_spinner="Loading dataset…", max_entries=8)

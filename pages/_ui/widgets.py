@@ -27,7 +27,7 @@ def pick_dataset() -> str | None:
         st.sidebar.error(str(exc))
         return None
     if not names:
-        st.sidebar.warning("No datasets found. Add a folder on TARGET_DATASETS.")
+        st.sidebar.warning("No datasets found. Add one on the Datasets page.")
         return None
     return url_selectbox("Dataset", names, param="dataset", key="dataset", where=st.sidebar,
                          default="demo-qa", kind="dataset", stick="dataset")
