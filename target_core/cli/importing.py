@@ -1,4 +1,5 @@
-"""`import`: store results written by the TARGET library as runs (engine/importer.py).
+"""`import`: store results written by the TARGET library (engine/importer.py) or a TREC run
+file (`--format trec`, engine/import_trec.py) as runs.
 
 A file prints one run (`--json`: one object, as `run --json`); TARGET's results folder
 prints one line per file (`--json`: a list of those objects). Each warning of the
@@ -14,10 +15,14 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from target_core.cli.format import run_summary
 from target_core.config import load_settings
 from target_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from target_core.engine.importer import ImportedRun
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -26,10 +31,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     from target_core.metrics.retrieval import default_ks
 
     dataset, datasets = dataset_flags(args.dataset or [])
-    imported = import_target(args.path, settings=load_settings(args.workspace),
-                             dataset=dataset, datasets=datasets, label=args.label,
-                             downstream=args.downstream, top_k=args.top_k,
-                             partial=args.partial)
+    if args.format == "trec":
+        imported = [_import_trec(args, dataset, datasets)]
+    elif args.qrels is not None:
+        raise ConfigError("--qrels is for --format trec")
+    else:
+        imported = import_target(args.path, settings=load_settings(args.workspace),
+                                 dataset=dataset, datasets=datasets, label=args.label,
+                                 downstream=args.downstream, top_k=args.top_k,
+                                 partial=args.partial)
     for item in imported:
         for warning in item.warnings:
             print(f"warning: {warning}", file=sys.stderr)
@@ -48,6 +58,20 @@ def cmd_import(args: argparse.Namespace) -> int:
               f"{record.config.top_k} on {record.config.dataset}, {record.n_queries} "
               f"queries" + (f"; {', '.join(scores)}" if scores else ""))
     return 0
+
+
+def _import_trec(args: argparse.Namespace, dataset: str | None,
+                 datasets: dict[str, str]) -> ImportedRun:
+    from target_core.engine.import_trec import import_trec
+
+    if dataset is None or datasets:
+        raise ConfigError("--format trec needs --dataset NAME_OR_FOLDER: the dataset the "
+                          "run is on (a TREC run names none)")
+    for flag, given in (("--downstream", args.downstream), ("--partial", args.partial)):
+        if given:
+            raise ConfigError(f"{flag} is for TARGET's results, not --format trec")
+    return import_trec(args.path, settings=load_settings(args.workspace), dataset=dataset,
+                       qrels=args.qrels, label=args.label, top_k=args.top_k)
 
 
 def dataset_flags(values: list[str]) -> tuple[str | None, dict[str, str]]:
@@ -74,13 +98,21 @@ def dataset_flags(values: list[str]) -> tuple[str | None, dict[str, str]]:
 
 IMPORT_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     "import": ("store TARGET's retrieval and/or downstream results (a JSONL file, or "
-               "TARGET's results folder <dir>/<dataset_name>/<k>.jsonl) as runs", cmd_import),
+               "TARGET's results folder <dir>/<dataset_name>/<k>.jsonl) or a TREC run "
+               "file (--format trec) as runs", cmd_import),
 }
 
 
 def import_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("path", help="TARGET retrieval or downstream results (JSON Lines), "
-                         "or TARGET's results folder (<dir>/<dataset_name>/<k>.jsonl)")
+                         "or TARGET's results folder (<dir>/<dataset_name>/<k>.jsonl); "
+                         "with --format trec a TREC run file (qid Q0 docid rank score tag)")
+    command.add_argument("--format", choices=("target", "trec"), default="target",
+                         help="target: TARGET's results (default); trec: a TREC run file, "
+                         "ordered as trec_eval orders it, on --dataset")
+    command.add_argument("--qrels", help="with --format trec: TREC qrels (qid iter docid "
+                         "rel), checked against the dataset's gold; the run keeps the "
+                         "queries they judge")
     command.add_argument("--downstream", help="TARGET downstream results of the same "
                          "queries (a file, or a folder like PATH), added to the retrieval "
                          "results")

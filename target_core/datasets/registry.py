@@ -1,8 +1,10 @@
 """Resolve dataset names and paths to loaders, and list what is available.
 
 Sources, in order: the bundled demo datasets (data/demo/*), datasets saved in the
-workspace (workspace/datasets/*), folders on TARGET_DATASETS, and TARGET's hub
-datasets (`hub:<name>`). A path to a folder-format or Spider-layout folder works
+workspace (workspace/datasets/*), folders on TARGET_DATASETS, datasets added to the
+workspace (`datasets add`, the Datasets page: workspace/datasets.json, read afresh on
+every lookup so every process sees an addition at once), and TARGET's hub datasets
+(`hub:<name>`). A path to a folder-format or Spider-layout folder works
 anywhere a name does. Two sources with one name are an error, not a silent choice.
 """
 
@@ -10,12 +12,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from target_core.config import DEMO_DIR, Settings, load_settings
 from target_core.datasets import lookup
+from target_core.datasets.added import read_added
 from target_core.datasets.chunking import ChunkSettings
 from target_core.datasets.folder import (
     CORPUS_FILE,
@@ -36,11 +39,13 @@ _cache_lock = threading.Lock()
 
 @dataclass(frozen=True)
 class DatasetEntry:
-    """Where a dataset lives: kind is demo | folder | spider | hub."""
+    """Where a dataset lives: kind is demo | folder | spider | hub (how it loads);
+    source is demo | workspace | TARGET_DATASETS | added | hub (where it was found)."""
 
     name: str
     kind: str
     location: str
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class DatasetInfo:
     location: str
     description: str = ""
     error: str | None = None
+    source: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,6 +74,14 @@ def _is_spider(path: Path) -> bool:
 
 
 def _entry_for_dir(path: Path, kind: str) -> DatasetEntry | None:
+    from target_core.datasets.beir import is_beir_dataset
+
+    if is_beir_dataset(path):  # before the folder format: both have a corpus.jsonl
+        try:
+            name = read_meta(path).get("name") or path.name
+        except DatasetError:
+            name = path.name
+        return DatasetEntry(name, "beir", str(path))
     if is_folder_dataset(path):
         try:
             name = read_meta(path).get("name") or path.name
@@ -93,21 +107,30 @@ def _scan(root: Path, kind: str) -> list[DatasetEntry]:
 def hub_entries() -> list[DatasetEntry]:
     from target_core.datasets.target_hub import HUB_DATASETS
 
-    return [DatasetEntry(name, "hub", spec.corpus_repo) for name, spec in HUB_DATASETS.items()]
+    return [DatasetEntry(name, "hub", spec.corpus_repo, "hub")
+            for name, spec in HUB_DATASETS.items()]
+
+
+def _found(entries: list[DatasetEntry], source: str) -> list[DatasetEntry]:
+    return [replace(e, source=source) for e in entries]
 
 
 def discover(settings: Settings) -> dict[str, DatasetEntry]:
     """Every known dataset by name; two sources with one name raise ConfigError."""
-    entries = _scan(DEMO_DIR, "demo") + _scan(settings.workspace / "datasets", "folder")
+    entries = (_found(_scan(DEMO_DIR, "demo"), "demo")
+               + _found(_scan(settings.workspace / "datasets", "folder"), "workspace"))
     for extra in settings.datasets_path:
-        entries += _scan(extra, "folder")
+        entries += _found(_scan(extra, "folder"), "TARGET_DATASETS")
+    entries += [DatasetEntry(a.name, a.kind, a.location, "added")
+                for a in read_added(settings.workspace).values()]
     entries += hub_entries()
     known: dict[str, DatasetEntry] = {}
     for entry in entries:
         if entry.name in known:
             raise ConfigError(f"dataset name '{entry.name}' is used twice: "
                               f"{known[entry.name].location} and {entry.location}; "
-                              f"rename one (the 'name' in its dataset.json)")
+                              f"rename one (the 'name' in its dataset.json) or "
+                              f"`datasets remove` an added one")
         known[entry.name] = entry
     return known
 
@@ -123,8 +146,8 @@ def resolve(name_or_path: str | Path, settings: Settings) -> DatasetEntry:
         entry = _entry_for_dir(path, "folder") if path.is_dir() else None
         if entry is None:
             raise DatasetError("not a dataset: expected corpus.jsonl or documents.jsonl "
-                               "(folder format) or tables.json with dev.json (Spider "
-                               "layout)", path=path)
+                               "(folder format; with qrels/ BEIR-style) or tables.json "
+                               "with dev.json (Spider layout)", path=path)
         return entry
     raise UnknownNameError("dataset", text, known)
 
@@ -159,7 +182,11 @@ def _signature(entry: DatasetEntry, settings: Settings) -> tuple[Any, ...]:
     root = Path(entry.location)
     stats = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size)
                          for p in root.iterdir() if p.is_file()))
-    chunks = chunk_settings(settings).label if has_documents(root) else ""
+    if entry.kind == "beir":  # its qrels/<split>.tsv files count too
+        stats += tuple(sorted((f"qrels/{p.name}", p.stat().st_mtime_ns, p.stat().st_size)
+                              for p in (root / "qrels").glob("*.tsv")))
+    chunks = (chunk_settings(settings).label if has_documents(root) or entry.kind == "beir"
+              else "")
     return (entry.kind, entry.name, entry.location, stats, chunks)
 
 
@@ -173,6 +200,10 @@ def _load_entry(entry: DatasetEntry, settings: Settings) -> Dataset:
 
         # TARGET's corpus for a split holds that split's databases, not all of Spider's.
         return load_spider(Path(entry.location), name=entry.name, corpus="split")
+    if entry.kind == "beir":
+        from target_core.datasets.beir import load_beir
+
+        return load_beir(entry.location, name=entry.name, chunking=chunk_settings(settings))
     wheres: list[Where] = []
     dataset = load_folder(Path(entry.location), name=entry.name, wheres=wheres,
                           chunking=chunk_settings(settings))
@@ -187,6 +218,11 @@ def load_dataset(name_or_path: str | Path, settings: Settings | None = None) -> 
     """Load a dataset by name or path; repeated loads of unchanged files are cached."""
     settings = settings or load_settings()
     return _load_cached(resolve(name_or_path, settings), settings)
+
+
+def load_entry(entry: DatasetEntry, settings: Settings) -> Dataset:
+    """Load (and so validate) the dataset an entry describes, cached as load_dataset."""
+    return _load_cached(entry, settings)
 
 
 def _load_cached(entry: DatasetEntry, settings: Settings) -> Dataset:
@@ -234,7 +270,7 @@ def dataset_info(dataset: Dataset | lookup.DatasetLookup, entry: DatasetEntry) -
     return DatasetInfo(name=dataset.name, task=dataset.task, tables=len(dataset.table_index),
                        queries=len(dataset.queries), databases=len(dataset.databases),
                        kind=entry.kind, location=entry.location,
-                       description=dataset.description)
+                       description=dataset.description, source=entry.source)
 
 
 def list_datasets(settings: Settings | None = None, *, remote: bool = False) -> list[DatasetInfo]:
@@ -249,11 +285,12 @@ def list_datasets(settings: Settings | None = None, *, remote: bool = False) -> 
         if entry.kind == "hub":
             if remote:
                 infos.append(DatasetInfo(entry.name, None, None, None, None, entry.kind,
-                                         entry.location, "TARGET dataset on the Hugging Face hub"))
+                                         entry.location, "TARGET dataset on the Hugging Face hub",
+                                         source=entry.source))
             continue
         try:
             infos.append(dataset_info(_open(entry, settings), entry))
         except TargetError as exc:
             infos.append(DatasetInfo(entry.name, None, None, None, None, entry.kind,
-                                     entry.location, error=str(exc)))
+                                     entry.location, error=str(exc), source=entry.source))
     return infos

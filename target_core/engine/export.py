@@ -10,7 +10,9 @@ Formats:
   `python -m target_core import OUT --downstream OUT.downstream.jsonl` reads both back;
 - trec: a TREC run file (`qid Q0 docid rank score tag`) plus its qrels (`qid 0 docid 1`)
   next to it (`<out>.qrels`), with docid = "database_id/table_id", URL-quoted so it has
-  no spaces (trec_eval splits on white space);
+  no spaces (trec_eval splits on white space); where a query's gold names documents, its
+  passages are written as their documents (each at its best rank), as the metrics count
+  them. `import --format trec` reads it back (engine/import_trec.py);
 - csv: one row per query with its gold, top table, gold ranks and per-query metrics;
   runs with a generator add `answer` and `generation_error`, text-to-SQL runs also
   `error_class`.
@@ -25,8 +27,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from target_core.datasets.chunking import document_of
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import UnknownNameError
+from target_core.metrics.documents import document_level
 from target_core.types import TableKey
 
 FORMATS = ("target", "trec", "csv")
@@ -92,11 +96,24 @@ def _trec(run: RunRecord, results: Iterable[QueryResult], out: Path) -> list[Pat
     with out.open("w", encoding="utf-8") as runs, qrels.open("w", encoding="utf-8") as rel:
         for r in results:
             qid = quote(r.query_id, safe="")
-            for rank, (key, score) in enumerate(r.ranked, start=1):
+            for rank, (key, score) in enumerate(_units(r.ranked, r.gold), start=1):
                 runs.write(f"{qid} Q0 {doc_id(key)} {rank} {score:.6f} {tag}\n")
             for key in r.gold:
                 rel.write(f"{qid} 0 {doc_id(key)} 1\n")
     return [out, qrels]
+
+
+def _units(ranked: list[tuple[TableKey, float]], gold: list[TableKey]
+           ) -> list[tuple[TableKey, float]]:
+    """The list as the metrics count it: with document-level gold each passage stands
+    for its document at its best rank (metrics/documents.py), so the run's docids are the
+    qrels' and trec_eval scores what the run shows."""
+    if not document_level(gold):
+        return ranked
+    units: dict[TableKey, float] = {}
+    for key, score in ranked:
+        units.setdefault(document_of(key) or key, score)
+    return list(units.items())
 
 
 def _generation_cells(task: str, generation: dict[str, Any] | None) -> list[Any]:

@@ -41,6 +41,7 @@ from target_core.engine.store import RunRecord, RunStore, config_key
 from target_core.errors import ConfigError, DatasetError, TargetError, UnknownNameError
 from target_core.generators.base import Context, Generation
 from target_core.metrics.capped import returned_summary
+from target_core.metrics.documents import ranked_units
 from target_core.metrics.retrieval import (
     QueryOutcome,
     aggregate_retrieval,
@@ -80,6 +81,8 @@ class _Plan:
     warnings: list[str]
     returned_of: dict[str, list[TableKey]]
     """Each list as the file wrote it (repeats, more than k): TARGET counts these."""
+    scores_of: dict[str, list[float]] | None = None
+    """Each list's scores (TREC runs); None: TARGET's files have none (len - i is stored)."""
 
 
 def import_target_results(path: str, *, settings: Settings, dataset: str | None = None,
@@ -357,9 +360,12 @@ def _results(plan: _Plan, top_k: int, limits: SqlLimits) -> list[QueryResult]:
                 query, generation, Context(mode="retrieved", databases=databases),
                 generator=f"imported:{name}", label=f"imported from TARGET ({name})")
             metrics |= extra
+        scores = (plan.scores_of[query_id] if plan.scores_of is not None
+                  else [float(len(keys) - i) for i in range(len(keys))])
         rows.append(QueryResult(query_id=query_id, position=position[query_id],
-                                ranked=[(k, float(len(keys) - i))
-                                        for i, k in enumerate(keys[:top_k])],
-                                gold=list(query.gold), gold_ranks=gold_ranks(keys, query.gold),
+                                ranked=list(zip(keys[:top_k], scores[:top_k], strict=True)),
+                                gold=list(query.gold),
+                                gold_ranks=gold_ranks(ranked_units(keys, query.gold),
+                                                      query.gold),
                                 metrics=metrics, ms=0.0, generation=record))
     return rows
