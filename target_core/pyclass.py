@@ -6,6 +6,10 @@ to the working directory, else to the project's root where examples/ lives), opt
 followed by constructor arguments in the grammar of every spec's options
 (registry.split_options): `py:examples/x.py:Mine:withtitle=false,num_rows=0` builds
 Mine(withtitle=False, num_rows=0). Errors name the spec (PluginError).
+
+`pyenv:PYTHON:REF` runs the class REF names (what follows `py:`) in another interpreter,
+PYTHON (an executable or a venv folder; retrievers/remote.py): this module parses it and
+gives the interpreter's facts for run keys.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ import importlib
 import importlib.util
 import inspect
 import json
+import os
 import re
+import shutil
+import subprocess
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,6 +33,11 @@ from typing import Any
 from target_core.config import PROJECT_ROOT
 from target_core.errors import closest
 from target_core.registry import PLUGIN, PluginError, parse_spec, split_options
+
+PLUGIN_ENV = "pyenv"
+"""The family of a class run by another interpreter: pyenv:PYTHON:REF."""
+REMOTE_RUNNER = Path(__file__).resolve().parent / "retrievers" / "remote_runner.py"
+"""The standalone script the other interpreter runs (stdlib only)."""
 
 
 @dataclass(frozen=True)
@@ -126,15 +138,98 @@ def spec_fingerprints(specs: Iterable[str]) -> dict[str, str]:
     for spec in specs:
         for part in spec.split("@"):
             parsed = parse_spec(part)
-            if parsed.name != PLUGIN or not parsed.arg:
+            if parsed.name not in (PLUGIN, PLUGIN_ENV) or not parsed.arg:
                 continue
             try:
+                if parsed.name == PLUGIN_ENV:
+                    found.update(remote_fingerprints(parsed.arg))
+                    continue
                 ref = parse_class_ref(parsed.arg, "plugin")
                 code = code_fingerprint(ref)
             except PluginError:
                 continue  # building the component reports it
             if code:
                 found[str(ref)] = code
+    return found
+
+
+def parse_pyenv(arg: str, kind: str) -> tuple[str, ClassRef]:
+    """`PYTHON:REF` (what follows "pyenv:") -> (PYTHON as written, REF parsed as py:'s).
+    PYTHON ends at its first ':' (after a Windows drive), so the class reference and its
+    constructor arguments keep py:'s grammar unchanged."""
+    drive = re.match(r"[A-Za-z]:[\\/]", arg)
+    start = drive.end() if drive else 0
+    python, sep, rest = arg[start:].partition(":")
+    python = arg[:start] + python
+    if not python.strip() or not sep or not rest.strip():
+        raise PluginError(f"{kind} 'pyenv:{arg}': expected pyenv:PYTHON:PATH.py:CLASS or "
+                          f"pyenv:PYTHON:MODULE:CLASS (PYTHON an interpreter or a venv "
+                          f"folder), e.g. pyenv:.venv-plugin:tests/plugins/numpy1_retriever.py"
+                          f":Numpy1Retriever")
+    return python.strip(), parse_class_ref(rest.strip(), kind)
+
+
+def resolve_python(python: str, where: str) -> Path:
+    """The interpreter `python` names: an executable, or a venv folder (its bin/python),
+    relative to the working directory, else to the project's root, or a command on PATH.
+    Symlinks are kept (a venv's python is a link whose target is another environment).
+    Missing raises PluginError naming `where` (the spec) and the places looked at."""
+    given = Path(python).expanduser()
+    candidates = [given] if given.is_absolute() else [given, PROJECT_ROOT / given]
+    if os.sep not in python and "/" not in python and (found := shutil.which(python)):
+        candidates.append(Path(found))
+    for path in candidates:
+        for exe in ((path / "bin" / "python", path / "Scripts" / "python.exe")
+                    if path.is_dir() else (path,)):
+            if exe.is_file() and os.access(exe, os.X_OK):
+                return exe.absolute()
+    tried = " or ".join(str(p.absolute()) for p in dict.fromkeys(candidates))
+    raise PluginError(f"{where}: no Python interpreter at {tried} (give an executable or "
+                      f"a venv folder)")
+
+
+_FACTS: dict[tuple[str, str, float], dict[str, Any]] = {}
+
+
+def interpreter_facts(python: Path, module: str | None, where: str) -> dict[str, Any]:
+    """{"python": sys.version, "executable", "origin": MODULE's file or None} as the
+    interpreter itself reports them (the runner's --describe), cached per interpreter
+    file and module; an interpreter that cannot run it raises PluginError."""
+    key = (str(python), module or "", python.stat().st_mtime)
+    if key not in _FACTS:
+        try:
+            done = subprocess.run([str(python), str(REMOTE_RUNNER), "--describe",
+                                   *([module] if module else [])],
+                                  capture_output=True, text=True, timeout=60, check=True)
+            _FACTS[key] = json.loads(done.stdout.strip().splitlines()[-1])
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
+            detail = getattr(exc, "stderr", "") or str(exc)
+            lines = str(detail).strip().splitlines() or ["no output"]
+            raise PluginError(f"{where}: {python} cannot run the plug-in runner "
+                              f"(Python >= 3.9 needed): {lines[-1]}") from None
+    return _FACTS[key]
+
+
+def remote_code(python: Path, ref: ClassRef, kind: str, where: str) -> str | None:
+    """The code fingerprint of a class run by `python`: its file's, or the file the
+    other interpreter imports its module from."""
+    if ref.is_file:
+        return code_fingerprint(ref, kind)
+    origin = interpreter_facts(python, ref.target, where).get("origin")
+    path = Path(origin) if origin else None
+    return (hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+            if path is not None and path.is_file() else None)
+
+
+def remote_fingerprints(arg: str) -> dict[str, str]:
+    """What a pyenv: spec adds to a run's key: the class's code fingerprint and the
+    interpreter's version (the interpreter's path is in the spec itself)."""
+    python_text, ref = parse_pyenv(arg, "plugin")
+    python = resolve_python(python_text, f"plugin 'pyenv:{arg}'")
+    where = f"plugin 'pyenv:{arg}'"
+    found = {f"python {python}": str(interpreter_facts(python, None, where)["python"])}
+    if code := remote_code(python, ref, "plugin", where):
+        found[str(ref)] = code
     return found
 
 

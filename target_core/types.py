@@ -234,7 +234,14 @@ class GenerationConfig:
 
 def short_spec(spec: str) -> str:
     """`spec` with the folder of a py: file left out, for labels: the run keeps the
-    whole spec."""
+    whole spec. A pyenv: spec's interpreter shows as its venv's folder name
+    (`pyenv:.venv-plugin:mine.py:Mine`)."""
+    if spec.startswith("pyenv:"):
+        python, sep, rest = spec[6:].partition(":")
+        parts = [p for p in python.replace(chr(92), "/").split("/") if p]
+        if len(parts) >= 3 and parts[-2] in ("bin", "Scripts"):
+            parts = parts[:-2]  # VENV/bin/python: the venv names it
+        return f"pyenv:{parts[-1] if parts else python}{sep}{short_spec('py:' + rest)[3:]}"
     if not spec.startswith("py:"):
         return spec
     target, sep, name = spec[3:].rpartition(":")

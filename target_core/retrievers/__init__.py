@@ -9,9 +9,10 @@ vector per row, a table scored by its best row; default minilm),
 `hyse[:EMBEDDER][@GENERATOR][:OPTIONS]` (hypothetical tables written per query, embedded
 with it; default minilm@heuristic, retrievers/hyse.py), `py:MODULE:CLASS` or
 `py:PATH.py:CLASS` (your own class: this protocol or TARGET's custom retriever shape,
-retrievers/plugin.py). The grammar is
+retrievers/plugin.py), `pyenv:PYTHON:PATH.py:CLASS` (the same, run by another
+interpreter, retrievers/remote.py). The grammar is
 target_core.registry's; each family's `parts` reads its argument. Adding a retriever
-means one module, one entry in RETRIEVERS and one README line.
+means one module, one entry in RETRIEVERS and one line in docs/retrievers/index.md.
 """
 
 from __future__ import annotations
@@ -129,6 +130,12 @@ def _plugin(arg: str, settings: Settings) -> Retriever:
     return build_plugin_retriever(arg, settings)
 
 
+def _remote_plugin(arg: str, settings: Settings) -> Retriever:
+    from target_core.retrievers.remote import build_remote_retriever
+
+    return build_remote_retriever(arg, settings)
+
+
 def _hybrid(arg: str, settings: Settings) -> Retriever:
     from target_core.retrievers.fusion import split_options
     from target_core.retrievers.hybrid import HybridRetriever
@@ -168,6 +175,10 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
           "Retriever protocol or TARGET's custom retriever (embed_corpus, retrieve)",
           _plugin, ("py:examples/target_style_retriever.py:KeywordRetriever",
                     "py:examples/protocol_retriever.py:OverlapRetriever")),
+    Entry("pyenv", "your own class run by another Python (its own venv): "
+          "pyenv:PYTHON:PATH.py:CLASS, PYTHON an interpreter or a venv folder, the class "
+          "as for py:", _remote_plugin,
+          ("pyenv:python3:examples/target_style_retriever.py:KeywordRetriever",)),
 ))
 
 EXAMPLE_SPECS = RETRIEVERS.examples()

@@ -56,8 +56,10 @@ class PluginAdapter(Retriever):
     def details(self) -> dict[str, Any]:
         """Recorded with the run. `ranks_beyond_k` False: a gold table outside the hits
         has no rank (the Query page says why)."""
+        remote = getattr(self.obj, "remote_details", None)  # a pyenv: class (remote.py)
         return {"plugin": self.name, "shape": self.shape, "code": self.code or "",
-                "ranks_beyond_k": callable(getattr(self.obj, "score_all", None))}
+                "ranks_beyond_k": callable(getattr(self.obj, "score_all", None)),
+                **(remote() if callable(remote) else {})}
 
     def call(self, method: str, *args: Any, **options: Any) -> Any:
         """The class's `method`, its exceptions (other than ours) named as its own."""
