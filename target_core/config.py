@@ -1,7 +1,7 @@
 """Settings: the only module that reads environment variables.
 
 Settings are data (name, environment variable, default, help), in the manner of
-datasette's SETTINGS, so the CLI, the sidebar and README can all list them and a
+datasette's SETTINGS, so the CLI, the sidebar and docs/settings.md can all list them and a
 test can check that each one is documented.
 """
 
@@ -15,8 +15,19 @@ from pathlib import Path
 from target_core.errors import ConfigError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEMO_DIR = PROJECT_ROOT / "data" / "demo"
-DEFAULT_WORKSPACE = PROJECT_ROOT / "data" / "workspace"
+"""The directory holding target_core: the repository, or site-packages once installed."""
+_BUNDLED = Path(__file__).resolve().parent / "_app"
+INSTALLED = (_BUNDLED / "app.py").is_file()
+"""True in an installed wheel: setup.py copies app.py, pages/ and data/{demo,benchgen}
+into target_core/_app/ when it builds one; a checkout (or an editable install) has none."""
+APP_DIR = _BUNDLED if INSTALLED else PROJECT_ROOT
+"""Where app.py and pages/ are (what `target-explorer serve` runs)."""
+DATA_DIR = APP_DIR / "data"
+DEMO_DIR = DATA_DIR / "demo"
+DEFAULT_WORKSPACE = (Path.home() / ".local" / "share" / "target-explorer" if INSTALLED
+                     else PROJECT_ROOT / "data" / "workspace")
+"""A checkout keeps its runs in data/workspace; an installed package in the user's data
+folder, so every directory it is run from sees the same runs."""
 
 
 MAX_TOKENS = {"qa": 256, "fact": 64, "sql": 512, "summary": 256, "writer": 768,
@@ -52,6 +63,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("datasets_path", "TARGET_DATASETS", None,
             "Extra dataset folders, separated by ':' (os.pathsep); each is a folder-format "
             "dataset, a Spider-layout folder, or a directory holding such folders."),
+    Setting("upload_max_mb", "TARGET_UPLOAD_MAX_MB", "200",
+            "Largest dataset archive (zip or tar) `datasets add` and the Datasets page "
+            "take, in MB; it may unpack to at most 10 times that."),
     Setting("chroma_host", "TARGET_CHROMA_HOST", None,
             "Host of a Chroma server (`chroma run`); unset means a persistent client "
             "under the workspace."),
@@ -170,6 +184,7 @@ class Settings:
     ves_repeats: int = 10
     chunk_size: int = 1000
     chunk_overlap: int = 200
+    upload_max_mb: int = 200
     sampling: Mapping[str, float] = field(default_factory=lambda: dict(SAMPLING_DEFAULTS))
     """Sampling settings sent with chat requests, by their API name (those set only)."""
 
@@ -290,5 +305,6 @@ def load_settings(workspace: str | Path | None = None,
         ves_repeats=int(_number(by_name["ves_repeats"], env, int)),
         chunk_size=chunk_size,
         chunk_overlap=chunk_overlap,
+        upload_max_mb=int(_number(by_name["upload_max_mb"], env, int)),
         sampling=_sampling(by_name, env),
     )

@@ -78,6 +78,7 @@ from target_core.benchgen.template_types import (
     Template,
     TemplateError,
 )
+from target_core.config import DATA_DIR
 from target_core.sql.interpretations import ALTERNATIVE_KINDS
 
 __all__ = ["AGGREGATIONS", "ALTERNATIVE_KINDS", "EXAMPLE_TEMPLATES_DIR", "ORDERS",
@@ -85,7 +86,7 @@ __all__ = ["AGGREGATIONS", "ALTERNATIVE_KINDS", "EXAMPLE_TEMPLATES_DIR", "ORDERS
            "ColumnRef", "Placeholder", "Template", "TemplateError", "check_schema",
            "load_templates", "parse_template", "parse_templates"]
 
-EXAMPLE_TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "data" / "benchgen" / "templates"
+EXAMPLE_TEMPLATES_DIR = DATA_DIR / "benchgen" / "templates"
 TEMPLATE_SUFFIXES = (".json", ".yaml", ".yml")
 
 

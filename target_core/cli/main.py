@@ -18,11 +18,13 @@ from typing import Any
 
 from target_core.cli.analysis import ANALYSIS_COMMANDS, analysis_arguments
 from target_core.cli.benchgen import BENCHGEN_COMMANDS, benchgen_arguments
+from target_core.cli.datasets import cmd_datasets, datasets_arguments
 from target_core.cli.format import ProgressBar, format_rows, metric_lines, run_notes, run_summary
 from target_core.cli.haystack import HAYSTACK_COMMANDS, haystack_arguments
 from target_core.cli.importing import IMPORT_COMMANDS, import_arguments
 from target_core.cli.jobs import JOB_COMMANDS, job_arguments, print_launch
 from target_core.cli.judge import JUDGE_COMMANDS, judge_arguments
+from target_core.cli.serve import SERVE_COMMANDS, serve_arguments
 from target_core.cli.sql_ablate import SQL_ABLATE_COMMANDS, sql_ablate_arguments
 from target_core.config import load_settings
 from target_core.errors import TargetError
@@ -36,24 +38,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", metavar="DIR",
                         help="workspace directory (default: data/workspace or TARGET_WORKSPACE)")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
-
-
-def cmd_datasets(args: argparse.Namespace) -> int:
-    from target_core.datasets import list_datasets
-
-    infos = [i.to_dict() for i in list_datasets(load_settings(args.workspace),
-                                                 remote=args.remote)]
-    if args.json:
-        print(json.dumps(infos, ensure_ascii=False, indent=2))
-        return 0
-    if not infos:
-        print("no datasets found")
-        return 0
-    print(format_rows(infos, ["name", "task", "tables", "queries", "databases", "kind"]))
-    for info in infos:
-        if info["error"]:
-            print(f"\n{info['name']}: cannot be loaded: {info['error']}", file=sys.stderr)
-    return 0
 
 
 def _print_registry(args: argparse.Namespace, entries: Any) -> int:
@@ -211,30 +195,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def query_answer(task: str, generation: dict[str, Any] | None, metrics: dict[str, float]
-                 ) -> dict[str, Any]:
-    """What `show --queries --json` says of one query's generated answer: the answer
-    (for text-to-SQL, the SQL written and the database it was run on), why the
-    generation failed (error class and the error, whole), and the task's per-query
-    answer score; all None for a query without a generation."""
-    from target_core.llm.error_classes import error_class_of
-    from target_core.metrics.tasks import task_rules
-
-    generation = generation or {}
-    metric = task_rules(task).score_metric if generation else None
-    sql = task == "sql" and bool(generation)
-    return {"answer": generation.get("answer"),
-            "sql": generation.get("answer") if sql else None,
-            "database_id": (generation.get("sql") or {}).get("database_id") if sql else None,
-            "error_class": error_class_of(generation), "error": generation.get("error"),
-            "answer_metric": metric,
-            "answer_score": metrics.get(metric) if metric else None}
-
-
 def cmd_show(args: argparse.Namespace) -> int:
     from target_core.engine.store import RunStore
     from target_core.errors import ConfigError
     from target_core.metrics.tasks import FAILURE_RULE
+    from target_core.views.runs import query_rows
 
     store = RunStore.in_workspace(load_settings(args.workspace).workspace)
     record = store.get_run(args.run_id)
@@ -247,13 +212,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                           f"({record.config.top_k})")
     if args.queries:
         data["k"] = k
-        data["queries"] = [{"query_id": r.query_id, "ms": r.ms, "metrics": r.metrics,
-                            "gold": [list(g) for g in r.gold],
-                            "gold_ranks": [[list(g), v] for g, v in r.gold_ranks.items()],
-                            "last_gold_rank": r.last_rank, "failed": r.failed_at(k),
-                            "ranked": [[g[0], g[1], s] for g, s in r.ranked],
-                            **query_answer(record.task, r.generation, r.metrics)}
-                           for r in store.iter_results(args.run_id)]
+        data["queries"] = query_rows(store, record, k)
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
@@ -295,7 +254,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
-    "datasets": ("list datasets: name, task, tables, queries, databases", cmd_datasets),
+    "datasets": ("list datasets (name, task, counts, source); `datasets add PATH|ARCHIVE "
+                 "[--name NAME]`, `datasets remove NAME`", cmd_datasets),
     "retrievers": ("list retriever names with a one-line description", cmd_retrievers),
     "generators": ("list generator names with a one-line description", cmd_generators),
     "run": ("run a retriever on a dataset and store the results", cmd_run),
@@ -309,12 +269,14 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     **SQL_ABLATE_COMMANDS,
     **BENCHGEN_COMMANDS,
     **JUDGE_COMMANDS,
+    **SERVE_COMMANDS,
 }
 ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {  # each module's parsers
     name: add for commands, add in (
         (IMPORT_COMMANDS, import_arguments), (HAYSTACK_COMMANDS, haystack_arguments),
         (SQL_ABLATE_COMMANDS, sql_ablate_arguments), (BENCHGEN_COMMANDS, benchgen_arguments),
-        (JUDGE_COMMANDS, judge_arguments)) for name in commands}
+        (JUDGE_COMMANDS, judge_arguments), (SERVE_COMMANDS, serve_arguments))
+    for name in commands}
 
 
 def _run_arguments(command: argparse.ArgumentParser) -> None:
@@ -369,8 +331,8 @@ def _run_arguments(command: argparse.ArgumentParser) -> None:
                               "return (follow it with `jobs`, stop it with `cancel`)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m target_core",
+def build_parser(prog: str = "python -m target_core") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog,
                                      description="TARGET Explorer: table retrieval runs "
                                                  "and failure analysis.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -378,8 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=help_text, description=help_text)
         _common(command)
         if name == "datasets":
-            command.add_argument("--remote", action="store_true",
-                                 help="also list TARGET's hub datasets (not downloaded)")
+            datasets_arguments(command)
         elif name == "run":
             _run_arguments(command)
         elif name == "runs":
@@ -403,10 +364,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def console() -> int:
+    """`target-explorer` (pyproject.toml's console script): main, named so in --help."""
+    return main(prog="target-explorer")
+
+
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m target_core") -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     try:
         return COMMANDS[args.command][1](args)
     except TargetError as exc:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -145,6 +146,45 @@ def dataset_runs(store: RunStore, dataset: str | None, settings: Settings
         with contextlib.suppress(TargetError):
             dataset = registered_name(dataset, settings)
     return store.list_runs(dataset=dataset)
+
+
+def query_answer(task: str, generation: dict[str, Any] | None, metrics: dict[str, float]
+                 ) -> dict[str, Any]:
+    """What `show --queries --json` says of one query's generated answer: the answer
+    (for text-to-SQL, the SQL written and the database it was run on), why the
+    generation failed (error class and the error, whole), and the task's per-query
+    answer score; all None for a query without a generation."""
+    from target_core.llm.error_classes import error_class_of
+
+    generation = generation or {}
+    metric = task_rules(task).score_metric if generation else None
+    sql = task == "sql" and bool(generation)
+    return {"answer": generation.get("answer"),
+            "sql": generation.get("answer") if sql else None,
+            "database_id": (generation.get("sql") or {}).get("database_id") if sql else None,
+            "error_class": error_class_of(generation), "error": generation.get("error"),
+            "answer_metric": metric,
+            "answer_score": metrics.get(metric) if metric else None}
+
+
+def query_rows(store: RunStore, run: RunRecord, k: int) -> list[dict[str, Any]]:
+    """Each stored query of `run`, in query order, as `show --queries --json` prints it:
+    id, retrieval ms, per-query metrics, gold tables and their ranks, the last gold rank,
+    `failed` at k (metrics.tasks.FAILURE_RULE), the ranking and the generated answer."""
+    return [{"query_id": r.query_id, "ms": r.ms, "metrics": r.metrics,
+             "gold": [list(g) for g in r.gold],
+             "gold_ranks": [[list(g), v] for g, v in r.gold_ranks.items()],
+             "last_gold_rank": r.last_rank, "failed": r.failed_at(k),
+             "ranked": [[g[0], g[1], s] for g, s in r.ranked],
+             **query_answer(run.task, r.generation, r.metrics)}
+            for r in store.iter_results(run.run_id)]
+
+
+def queries_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """query_rows as a DataFrame: one row per query, each per-query metric a column of
+    its own (after the other fields)."""
+    return pd.DataFrame([{key: value for key, value in row.items() if key != "metrics"}
+                         | row["metrics"] for row in rows])
 
 
 def runs_with_results(store: RunStore) -> list[RunRecord]:

@@ -1,0 +1,51 @@
+"""`serve`: the dashboard, as `streamlit run` of the app.py this package carries (the
+repository's, or the copy in an installed wheel: config.APP_DIR), from any directory."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from target_core.config import APP_DIR
+from target_core.errors import ConfigError
+
+
+def serve_command(args: argparse.Namespace) -> list[str]:
+    """The command line `serve` replaces itself with."""
+    app = APP_DIR / "app.py"
+    if not app.is_file():
+        raise ConfigError(f"the dashboard is missing: {app} not found (reinstall the package)")
+    if importlib.util.find_spec("streamlit") is None:
+        raise ConfigError("streamlit is not installed in this Python environment "
+                          f"({sys.executable})")
+    command = [sys.executable, "-m", "streamlit", "run", str(app),
+               "--server.port", str(args.port), "--server.address", args.address]
+    if args.headless:
+        command += ["--server.headless", "true"]
+    return command
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    command = serve_command(args)
+    if args.workspace:  # the app reads its settings, as every reader, through config
+        os.environ["TARGET_WORKSPACE"] = str(Path(args.workspace).resolve())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, command)  # Ctrl-C and signals reach Streamlit itself
+
+
+def serve_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    command.add_argument("--address", default="127.0.0.1",
+                         help="address to listen on (default 127.0.0.1: this machine only)")
+    command.add_argument("--headless", action="store_true",
+                         help="do not open a browser")
+
+
+SERVE_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
+    "serve": ("serve the dashboard (streamlit run of the installed app.py)", cmd_serve),
+}
