@@ -31,7 +31,7 @@ def runs(app, tmp_path: Path) -> dict[str, str]:
     # the Overview asks by default): the reproduction tables have rows
     for generator in ("heuristic", None):
         for baseline, config in reproduction_configs("demo-qa", generator=generator):
-            if baseline.retriever in ("bm25", "tfidf", "no-context"):
+            if baseline.retriever in ("ottqa:bm25", "ottqa:tfidf", "no-context"):
                 run_retrieval(config, settings=settings)
     return made
 

@@ -33,9 +33,16 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     settings = load_settings(path)
     runs = {spec: run_retrieval(RunConfig("demo-qa", spec), settings=settings).run
             for spec in ("bm25", "tfidf")}
+    import streamlit as st
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TARGET_WORKSPACE", str(path))
+        patch.delenv("TARGET_DATASETS", raising=False)
         patch.chdir(ROOT)
+        # the pages' caches outlive an AppTest: another test's store or lists in this
+        # worker process must not reach these pages
+        st.cache_resource.clear()
+        st.cache_data.clear()
         yield path, runs
 
 
