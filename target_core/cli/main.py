@@ -19,6 +19,7 @@ from typing import Any
 from target_core.cli.analysis import ANALYSIS_COMMANDS, analysis_arguments
 from target_core.cli.benchgen import BENCHGEN_COMMANDS, benchgen_arguments
 from target_core.cli.datasets import cmd_datasets, datasets_arguments
+from target_core.cli.explain import EXPLAIN_COMMANDS, explain_arguments
 from target_core.cli.format import ProgressBar, format_rows, metric_lines, run_notes, run_summary
 from target_core.cli.haystack import HAYSTACK_COMMANDS, haystack_arguments
 from target_core.cli.importing import IMPORT_COMMANDS, import_arguments
@@ -267,6 +268,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     **ANALYSIS_COMMANDS,
     **HAYSTACK_COMMANDS,
     **SQL_ABLATE_COMMANDS,
+    **EXPLAIN_COMMANDS,
     **BENCHGEN_COMMANDS,
     **JUDGE_COMMANDS,
     **SERVE_COMMANDS,
@@ -275,6 +277,7 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {  # each modu
     name: add for commands, add in (
         (IMPORT_COMMANDS, import_arguments), (HAYSTACK_COMMANDS, haystack_arguments),
         (SQL_ABLATE_COMMANDS, sql_ablate_arguments), (BENCHGEN_COMMANDS, benchgen_arguments),
+        (EXPLAIN_COMMANDS, explain_arguments),
         (JUDGE_COMMANDS, judge_arguments), (SERVE_COMMANDS, serve_arguments))
     for name in commands}
 

@@ -140,11 +140,33 @@ def rank_in(scores: np.ndarray, index: int) -> int | None:
     return int((scores > score).sum() + (scores[:index] == score).sum() + 1)
 
 
+@dataclass(frozen=True)
+class TermScore:
+    """One query term's share of a lexical score (analysis/explain_lexical.py)."""
+
+    term: str
+    """The query's term: a token, an n-gram, or for hashed n-grams the query's n-grams
+    that share one bucket, joined by " / "."""
+    contribution: float
+    """What it adds to the text's score; a text's shares sum to its score."""
+    parts: dict[str, Any]
+    """The formula's factors for this term and text, named as in the retriever's
+    docstring (tf, idf, document length, query weight, ...)."""
+
+
 class LexicalScoring(Retriever):
     """search() and score_all() for retrievers that score every text with `scores()`,
-    where 0 means no shared term (BM25, TF-IDF)."""
+    where 0 means no shared term (BM25, TF-IDF). `term_contributions(query, index)`
+    splits one text's score into its query terms' shares, next to the formula."""
 
     def scores(self, query: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def term_contributions(self, query: str, index: int, text: str | None = None
+                           ) -> list[TermScore]:
+        """Each query term's share of `scores(query)[index]`, in query order, terms the
+        text lacks included (0); `text` (the indexed text) adds what the index does not
+        keep (e.g. a hashed n-gram's table n-grams)."""
         raise NotImplementedError
 
     def score_all(self, query: str) -> np.ndarray:

@@ -28,6 +28,7 @@ from target_core.retrievers.base import (
     LexicalScoring,
     NotIndexedError,
     Progress,
+    TermScore,
     no_progress,
 )
 from target_core.textproc import tokenize
@@ -71,6 +72,9 @@ class BM25Retriever(LexicalScoring):
 
     spec = "bm25"
     description = "BM25 Okapi (rank-bm25's scores) on a sparse index; whole table text"
+    formula = ("score = Σ over query tokens (repeats counted) of idf · tf · (k1 + 1) / "
+               "(tf + k1 · (1 − b + b · |d| / avgdl)), idf = ln((N − df + 0.5) / "
+               "(df + 0.5)), a negative idf replaced by epsilon · the mean idf (rank-bm25)")
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
         self.k1 = k1
@@ -79,6 +83,11 @@ class BM25Retriever(LexicalScoring):
         self._vocabulary: dict[str, int] | None = None
         self._weights: sparse.csr_matrix | None = None  # terms x documents
         self._n_docs = 0
+        # kept for term_contributions: tf per stored weight, idf per term, |d| per text
+        self._tf = np.zeros(0)
+        self._term_idf = np.zeros(0)
+        self._lengths = np.zeros(0, dtype=np.int64)
+        self._avgdl = 0.0
 
     def index(self, texts: Sequence[str], *, corpus_key: str,
               progress: Progress = no_progress) -> IndexInfo:
@@ -112,6 +121,7 @@ class BM25Retriever(LexicalScoring):
         self._vocabulary = vocabulary
         self._weights = counts
         self._n_docs = total
+        self._tf, self._term_idf, self._lengths, self._avgdl = tf, idf, lengths, float(avgdl)
         progress(total, total, "indexed")
         return IndexInfo(n_texts=total, seconds=time.perf_counter() - started,
                          details={"vocabulary_size": n_terms, "nonzeros": int(counts.nnz),
@@ -136,3 +146,38 @@ class BM25Retriever(LexicalScoring):
         counts = Counter(t for t in tokenize(query) if t in self._vocabulary)
         return weighted_row_sum(self._weights, [self._vocabulary[t] for t in counts],
                                 list(counts.values()))
+
+    def term_contributions(self, query: str, index: int, text: str | None = None
+                           ) -> list[TermScore]:
+        """Each distinct query token's share of `scores(query)[index]`: its count in the
+        query times its stored weight w(t, d), with the factors of w (tf, |d|, avgdl,
+        idf, whether rank-bm25's floor replaced a negative idf)."""
+        if self._vocabulary is None or self._weights is None:
+            raise NotIndexedError(self.spec)
+        matrix = self._weights
+        shared = {"doc_len": int(self._lengths[index]), "avgdl": self._avgdl,
+                  "k1": self.k1, "b": self.b}
+        out = []
+        for term, count in Counter(tokenize(query)).items():
+            row = self._vocabulary.get(term)
+            if row is None:  # in no text: rank-bm25 finds it nowhere and adds 0
+                out.append(TermScore(term, 0.0, {"query_count": count, "tf": 0, "df": 0,
+                                                 "idf": None, "weight": 0.0} | shared))
+                continue
+            at = stored_entry(matrix, row, index)
+            weight = 0.0 if at is None else float(matrix.data[at])
+            df = int(matrix.indptr[row + 1] - matrix.indptr[row])
+            raw_idf = float(np.log(self._n_docs - df + 0.5) - np.log(df + 0.5))
+            out.append(TermScore(term, count * weight, {
+                "query_count": count, "tf": 0 if at is None else int(self._tf[at]),
+                "df": df, "idf": float(self._term_idf[row]), "idf_floored": raw_idf < 0,
+                "weight": weight} | shared))
+        return out
+
+
+def stored_entry(matrix: sparse.csr_matrix, row: int, column: int) -> int | None:
+    """Position in `matrix.data` of (row, column), None when it is not stored (sorted
+    indices)."""
+    start, end = int(matrix.indptr[row]), int(matrix.indptr[row + 1])
+    at = start + int(np.searchsorted(matrix.indices[start:end], column))
+    return at if at < end and matrix.indices[at] == column else None

@@ -47,8 +47,8 @@ from sklearn.utils import murmurhash3_32
 
 from target_core.errors import ConfigError
 from target_core.progress import Progress, no_progress
-from target_core.retrievers.base import IndexInfo, LexicalScoring, NotIndexedError
-from target_core.retrievers.bm25 import PROGRESS_EVERY, weighted_row_sum
+from target_core.retrievers.base import IndexInfo, LexicalScoring, NotIndexedError, TermScore
+from target_core.retrievers.bm25 import PROGRESS_EVERY, stored_entry, weighted_row_sum
 from target_core.serialize import table_text
 from target_core.types import Table, TableView
 
@@ -113,10 +113,23 @@ class DrQARetriever(LexicalScoring):
                               f"got {encoding!r}")
         self.encoding = encoding
         self.spec = f"ottqa:{encoding}"
+        idf = "idf = max(0, ln((N − df + 0.5) / (df + 0.5)))"
+        self.formula = (
+            "score = Σ over the query's hashed n-gram buckets of ln(1 + count) · idf · "
+            f"ln(1 + tf) · idf, {idf}" if encoding == "tfidf" else
+            "score = Σ over the query's hashed n-gram buckets (each once) of idf · idf · "
+            "tf · (1 + k1) / (tf + k1 · (1 − b + b · |d| / avg |d|)), " + idf
+            + ("" if encoding == "bm25-own-length" else
+               "; |d| is the length TARGET's pairing gives the table (paired_len)"))
         self._rows: np.ndarray | None = None  # hash bucket -> row of _weights, or -1
         self._weights: sparse.csr_matrix | None = None  # used buckets x tables
         self._n_docs = 0
         self._order: list[str] | None = None
+        # kept for term_contributions: count per stored weight, |d| per table, and the
+        # table whose |d| each stored weight used (TARGET's pairing)
+        self._counts = np.zeros(0)
+        self._lengths = np.zeros(0)
+        self._partner: np.ndarray | None = None
 
     def prepare_texts(self, tables: Sequence[Table], view: TableView, *,
                       progress: Progress = no_progress) -> list[str]:
@@ -149,6 +162,7 @@ class DrQARetriever(LexicalScoring):
         doc_freq = np.diff(matrix.indptr)
         idf = np.maximum(np.log((total - doc_freq + 0.5) / (doc_freq + 0.5)), 0.0)
         tf = matrix.data
+        self._counts, self._lengths, self._partner = tf, lengths, None
         if self.encoding == "tfidf":
             weight = np.log1p(tf)
         else:
@@ -156,6 +170,7 @@ class DrQARetriever(LexicalScoring):
             partner = (matrix.indices if self.encoding == "bm25-own-length" else
                        _mirrored(matrix, self._table_positions(total)))
             weight = tf * (1 + K1) / (tf + ratio[partner])
+            self._partner = partner
         matrix.data = np.repeat(idf, doc_freq) * weight
         self._rows = np.full(HASH_SIZE, -1, dtype=np.int32)
         self._rows[used] = np.arange(used.size, dtype=np.int32)
@@ -191,9 +206,63 @@ class DrQARetriever(LexicalScoring):
             weights.append(np.log1p(count) if self.encoding == "tfidf" else 1.0)
         if not rows:
             return np.zeros(self._n_docs)
+        return weighted_row_sum(self._weights, rows,
+                                list(np.asarray(weights) * self._row_idf(rows)))
+
+    def _row_idf(self, rows: Sequence[int]) -> np.ndarray:
+        """idf of the n-grams of `rows` of the index (DrQA's, floored at 0)."""
+        if self._weights is None:
+            raise NotIndexedError(self.spec)
         doc_freq = np.diff(self._weights.indptr)[rows]
-        idf = np.maximum(np.log((self._n_docs - doc_freq + 0.5) / (doc_freq + 0.5)), 0.0)
-        return weighted_row_sum(self._weights, rows, list(np.asarray(weights) * idf))
+        return np.maximum(np.log((self._n_docs - doc_freq + 0.5) / (doc_freq + 0.5)), 0.0)
+
+    def term_contributions(self, query: str, index: int, text: str | None = None
+                           ) -> list[TermScore]:
+        """Each hash bucket of the query's n-grams, named by those n-grams: its share of
+        `scores(query)[index]`, the query weight (TF-IDF: ln(1 + count) * idf; BM25: idf)
+        times the table's stored weight. Query n-grams that share a bucket are one term
+        (a collision); `text` names the table's n-grams in the bucket, so a match through
+        another n-gram shows. For ottqa:bm25, `paired_len` is the length TARGET's pairing
+        gave this table's weight (`paired_with`: whose), beside its own `doc_len`."""
+        if self._rows is None or self._weights is None:
+            raise NotIndexedError(self.spec)
+        names: dict[int, list[str]] = {}
+        counts: Counter[int] = Counter()
+        for gram in ngrams(query):
+            bucket = murmurhash3_32(gram, positive=True) % HASH_SIZE
+            counts[bucket] += 1
+            if gram not in names.setdefault(bucket, []):
+                names[bucket].append(gram)
+        table_grams: dict[int, list[str]] = {}
+        for gram in dict.fromkeys(ngrams(text) if text is not None else []):
+            table_grams.setdefault(murmurhash3_32(gram, positive=True) % HASH_SIZE,
+                                   []).append(gram)
+        out = []
+        for bucket, count in counts.items():
+            parts: dict[str, object] = {"bucket": bucket, "ngrams": names[bucket],
+                                        "query_count": count,
+                                        "doc_len": float(self._lengths[index])}
+            if text is not None:
+                parts["table_ngrams"] = table_grams.get(bucket, [])
+            row = int(self._rows[bucket])
+            if row < 0:
+                out.append(TermScore(" / ".join(names[bucket]), 0.0,
+                                     parts | {"df": 0, "tf": 0, "table_weight": 0.0}))
+                continue
+            idf = self._row_idf([row])
+            q_weight = float(((np.log1p([count]) if self.encoding == "tfidf"
+                               else np.ones(1)) * idf)[0])
+            at = stored_entry(self._weights, row, index)
+            table_weight = 0.0 if at is None else float(self._weights.data[at])
+            parts |= {"df": int(self._weights.indptr[row + 1] - self._weights.indptr[row]),
+                      "idf": float(idf[0]), "q_weight": q_weight,
+                      "tf": 0 if at is None else int(self._counts[at]),
+                      "table_weight": table_weight}
+            if at is not None and self._partner is not None:
+                partner = int(self._partner[at])
+                parts |= {"paired_len": float(self._lengths[partner]), "paired_with": partner}
+            out.append(TermScore(" / ".join(names[bucket]), q_weight * table_weight, parts))
+        return out
 
 
 def _mirrored(matrix: sparse.csr_matrix, positions: np.ndarray) -> np.ndarray:

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -114,6 +115,29 @@ def fused_scores(rankings: Sequence[Hits], fusion: Fusion) -> dict[int, float]:
     if fusion.method == "combmnz":
         return {index: value * counts[index] for index, value in fused.items()}
     return dict(fused)
+
+
+def fusion_parts(rankings: Sequence[Hits], fusion: Fusion, index: int) -> dict[str, Any]:
+    """How fused_scores(rankings, fusion)[index] is made, for explanations: per ranking
+    the text's rank (None: not in it), score, normalised value, weight and share; the
+    shares' sum times `multiplier` (combmnz: the rankings holding it, else 1) is `fused`."""
+    components: list[dict[str, Any]] = []
+    for i, hits in enumerate(rankings):
+        rank = next((r for r, (j, _) in enumerate(hits, start=1) if j == index), None)
+        score = None if rank is None else float(hits[rank - 1][1])
+        if fusion.method == "rrf":
+            normalised, weight = None, 1.0
+            share = 0.0 if rank is None else 1.0 / (fusion.k + rank)
+        else:
+            normalised = normalize(hits, fusion.norm).get(index)
+            weight = fusion.weights[i] if fusion.method == "wsum" else 1.0
+            share = 0.0 if normalised is None else weight * normalised
+        components.append({"rank": rank, "score": score, "normalised": normalised,
+                           "weight": weight, "share": share})
+    held = sum(c["rank"] is not None for c in components)
+    multiplier = held if fusion.method == "combmnz" else 1
+    return {"method": fusion.label, "components": components, "multiplier": multiplier,
+            "fused": sum(c["share"] for c in components) * multiplier}
 
 
 def fuse(rankings: Sequence[Hits], fusion: Fusion, top_k: int) -> Hits:

@@ -33,6 +33,7 @@ from target_core.retrievers.fusion import (
     HybridOptions,
     fuse,
     fused_scores,
+    fusion_parts,
     parse_options,
 )
 from target_core.types import Query, TableKey
@@ -105,6 +106,14 @@ class HybridRetriever(Retriever):
         lists = self._lists(queries, max(self.depth, top_k))
         return [fuse(pair, self.fusion_for(q), top_k)
                 for q, pair in zip(queries, lists, strict=True)]
+
+    def fusion_parts(self, query: str, index: int, *, top_k: int,
+                     fusion: Fusion | None = None) -> dict[str, Any]:
+        """How text `index`'s fused score for `query` is made (fusion.fusion_parts), from
+        the lists search() fuses at `top_k`, lexical first; `fusion`: the one the query
+        was retrieved with when it is not this retriever's own (a tuned run's fold)."""
+        pair = self._lists([query], max(self.depth, top_k))[0]
+        return fusion_parts(pair, fusion or self.fusion_for(query), index)
 
     def score_all(self, query: str) -> np.ndarray | None:
         """Fused scores of the texts in either side's top `depth` (as search fuses them);

@@ -19,6 +19,7 @@ use scikit-learn's `TfidfVectorizer` for the rest:
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -30,9 +31,10 @@ from target_core.retrievers.base import (
     LexicalScoring,
     NotIndexedError,
     Progress,
+    TermScore,
     no_progress,
 )
-from target_core.retrievers.bm25 import PROGRESS_EVERY, weighted_row_sum
+from target_core.retrievers.bm25 import PROGRESS_EVERY, stored_entry, weighted_row_sum
 from target_core.textproc import tokenize
 
 
@@ -50,6 +52,9 @@ class TfidfRetriever(LexicalScoring):
 
     spec = "tfidf"
     description = "TF-IDF unigrams+bigrams, sublinear tf, cosine (as OTT-QA's retriever)"
+    formula = ("score = Σ over query n-grams of q_t · d_t, each vector's weight "
+               "(1 + ln tf) · idf / its L2 norm, idf = ln((1 + N) / (1 + df)) + 1 "
+               "(scikit-learn), unigrams and bigrams")
 
     def __init__(self, *, ngram_range: tuple[int, int] = (1, 2),
                  sublinear_tf: bool = True) -> None:
@@ -98,3 +103,37 @@ class TfidfRetriever(LexicalScoring):
         vector = self._vectorizer.transform([query])
         return weighted_row_sum(self._term_docs, vector.indices.tolist(),
                                 vector.data.tolist())
+
+    def term_contributions(self, query: str, index: int, text: str | None = None
+                           ) -> list[TermScore]:
+        """Each distinct query n-gram's share of `scores(query)[index]`: q_t * d_t, the
+        query's and the text's L2-normalised weights (1 + ln tf) * idf / norm; `text`
+        adds the n-gram's count in the text."""
+        if self._term_docs is None:
+            raise NotIndexedError(self.spec)
+        vectorizer = self._vectorizer or self._new_vectorizer()
+        analyze = vectorizer.build_analyzer()
+        in_text = Counter(analyze(text)) if text is not None else None
+        if self._vectorizer is None:  # an empty corpus: nothing matches
+            return [TermScore(g, 0.0, {"query_count": c, "q_weight": 0.0, "d_weight": 0.0})
+                    for g, c in Counter(analyze(query)).items()]
+        vector = self._vectorizer.transform([query])
+        q_weights = dict(zip(vector.indices.tolist(), vector.data.tolist(), strict=True))
+        vocabulary = self._vectorizer.vocabulary_
+        out = []
+        for gram, count in Counter(analyze(query)).items():
+            parts: dict[str, object] = {"query_count": count}
+            if in_text is not None:
+                parts["tf"] = in_text[gram]
+            column = vocabulary.get(gram)
+            if column is None:  # in no text: the vectorizer drops it
+                out.append(TermScore(gram, 0.0, parts | {"idf": None, "q_weight": 0.0,
+                                                         "d_weight": 0.0}))
+                continue
+            at = stored_entry(self._term_docs, column, index)
+            d_weight = 0.0 if at is None else float(self._term_docs.data[at])
+            q_weight = q_weights.get(column, 0.0)
+            out.append(TermScore(gram, q_weight * d_weight, parts | {
+                "idf": float(self._vectorizer.idf_[column]), "q_weight": q_weight,
+                "d_weight": d_weight}))
+        return out
