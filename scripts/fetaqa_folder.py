@@ -6,7 +6,9 @@ folder of this project: corpus.jsonl, queries.jsonl, dataset.json.
 Every distinct table of the file is in the corpus, sorted by id (database_id "fetaqa"; table_id the
 page title, then " (2)", " (3)" for later tables of the same page; context: page title,
 section title, Wikipedia URL); the first N questions (all
-by default) are the queries, each with its one gold table and the reference answer.
+by default) are the queries, each with its one gold table, the reference answer and its
+highlighted cells as `evidence` ([{"row", "column"}], row the 0-based data row: FeTaQA's
+highlighted_cell_ids count the header as row 0; highlighted header cells are left out).
 Nothing is downloaded: give it the file. It is how the figures of `reproduce` on a real
 FeTaQA set in the README were made.
 """
@@ -17,6 +19,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+
+def evidence(record: dict) -> list[dict]:
+    """FeTaQA's highlighted_cell_ids ([row, column] into table_array, header = row 0) as
+    this project's `evidence` annotation: the 0-based data row and the column's name."""
+    header = record["table_array"][0]
+    return [{"row": r - 1, "column": header[c] if c < len(header) else str(c)}
+            for r, c in record.get("highlighted_cell_ids") or () if r >= 1]
 
 
 def convert(source: Path, out: Path, n_queries: int | None) -> tuple[int, int]:
@@ -54,7 +64,8 @@ def convert(source: Path, out: Path, n_queries: int | None) -> tuple[int, int]:
             queries.write(json.dumps({
                 "query_id": f"feta-{record['feta_id']}", "query": record["question"],
                 "answer": record["answer"], "database_id": "fetaqa",
-                "table_id": table_of[content]}, ensure_ascii=False) + "\n")
+                "table_id": table_of[content], "evidence": evidence(record)},
+                ensure_ascii=False) + "\n")
     (out / "dataset.json").write_text(json.dumps({
         "name": out.name, "task": "qa",
         "description": f"FeTaQA ({source.name}): {len(table_of)} tables, {len(chosen)} "

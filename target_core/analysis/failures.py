@@ -17,6 +17,8 @@ from typing import Any
 
 import pandas as pd
 
+from target_core.analysis.dense_window import Window, beyond_window, dense_embedder, window_for
+from target_core.config import Settings, load_settings
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
 from target_core.metrics.tasks import missing_gold
@@ -43,6 +45,10 @@ CATEGORIES: dict[str, str] = {
                        "ablate).",
     "truncated-evidence": "a cell the answer rests on lies in a row this run's view did not "
                           "serialize (needs the query's `evidence` annotation).",
+    "evidence-beyond-window": "dense runs (dense, hybrid): the cells the answer rests on "
+                              "(the `evidence` annotation, else the gold SQL's values, else "
+                              "cells holding the answer) lie past where the embedder's input "
+                              "window (MiniLM: 256 tokens) cut the gold table's text.",
     "partial-multi-table": "the query has several gold tables and some, not all, were "
                            "retrieved within k.",
     "wrong-database": "text-to-SQL: the top-ranked table is from another database than the "
@@ -205,7 +211,7 @@ def _truncated(query: Query, missing: Sequence[TableKey], view: TableView) -> st
 
 
 def _case(dataset: Dataset, run: RunRecord, result: QueryResult, k: int, by_db: bool,
-          title_hits: set[str] | None) -> FailureCase | None:
+          title_hits: set[str] | None, window: Window | None = None) -> FailureCase | None:
     missing = missing_gold(result.gold, result.gold_ranks, k)
     if not missing:
         return None
@@ -235,6 +241,12 @@ def _case(dataset: Dataset, run: RunRecord, result: QueryResult, k: int, by_db: 
         evidence["title-dependent"] = "found within k when the view keeps the title"
     if why := _truncated(query, missing, run.config.view):
         evidence["truncated-evidence"] = why
+    for key in missing:
+        gold = dataset.table_index.get(key)
+        if window is not None and gold is not None and (
+                why := beyond_window(window, query, gold, run.config.view)):
+            evidence["evidence-beyond-window"] = why
+            break
     if len(missing) < len(result.gold):
         evidence["partial-multi-table"] = (f"{len(result.gold) - len(missing)} of "
                                            f"{len(result.gold)} gold tables within k")
@@ -275,10 +287,11 @@ def _found(results: Iterable[QueryResult], k: int) -> set[str]:
     return {r.query_id for r in results if not r.failed_at(k)}
 
 
-def analyse_failures(store: RunStore, dataset: Dataset, run_id: str, *, k: int | None = None
-                     ) -> FailureReport:
+def analyse_failures(store: RunStore, dataset: Dataset, run_id: str, *, k: int | None = None,
+                     settings: Settings | None = None) -> FailureReport:
     """Categorise every query of `run_id` whose gold tables are not all within the first
-    k (default: the run's top_k, at most 10)."""
+    k (default: the run's top_k, at most 10). `settings` (default: the environment's)
+    tell an OpenAI embedder's window."""
     run = store.get_run(run_id)
     if run.dataset_fingerprint != dataset.fingerprint:
         raise FailureAnalysisError(f"run {run_id} was made on another version of dataset "
@@ -294,8 +307,14 @@ def analyse_failures(store: RunStore, dataset: Dataset, run_id: str, *, k: int |
     pair = title_pair(store, run, k)
     title_hits = _found(store.iter_results(pair.run_id), k) if pair else None
     by_db = _groups_by_database(dataset)
-    cases = [c for r in results if (c := _case(dataset, run, r, k, by_db, title_hits))]
+    embedder = dense_embedder(run.config.retriever)
+    window = window_for(embedder, settings or load_settings()) if embedder else None
+    cases = [c for r in results
+             if (c := _case(dataset, run, r, k, by_db, title_hits, window))]
     notes = []
+    if embedder and window is None:
+        notes.append(f"evidence-beyond-window needs the input window of embedder "
+                     f"'{embedder}', which is not known offline.")
     if pair is None and not _titled(run.config.view):
         notes.append("title-dependent needs a run of the same retriever with the title kept "
                      "(same rows and format); none is stored. `ablate` makes one.")
