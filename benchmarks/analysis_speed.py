@@ -6,7 +6,8 @@
 Writes a synthetic folder dataset, runs bm25 with and without the title and tfidf over
 all its queries, then times (median of 3 after a warm-up): compare_runs of the three
 runs, analyse_failures of the run without the title (its title pair is found and read),
-load_ablation of the two bm25 variants, and the Failures page in AppTest. Target: each
+load_ablation of the two bm25 variants, the aggregate explanations of the failures
+(failure_explanations, analyse_failures included), and the Failures page in AppTest. Target: each
 under 1 s for 1,000 queries, so the pages stay interactive.
 """
 
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from benchmarks.page_render import size_arguments, synthetic_workspace
 from target_core.analysis.compare import compare_runs
+from target_core.analysis.failure_aggregates import failure_explanations
 from target_core.analysis.failures import analyse_failures
 from target_core.config import PROJECT_ROOT
 from target_core.datasets import load_dataset
@@ -64,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             "compare_runs (3 runs)": median_seconds(lambda: compare_runs(store, runs)),
             "analyse_failures": median_seconds(
                 lambda: analyse_failures(store, dataset, runs[2])),
+            "failure_explanations": median_seconds(lambda: failure_explanations(
+                store, dataset, analyse_failures(store, dataset, runs[2]))),
             "load_ablation (2 variants)": median_seconds(
                 lambda: load_ablation(store, settings, dataset, "bm25", variants=variants)),
             "Failures page (AppTest)": time_failures_page(runs[2]),

@@ -10,17 +10,22 @@ import streamlit as st
 from pages._ui import resources, shell, url, widgets
 from pages._ui.embedding_map import category_map_section
 from pages._ui.text import plain
+from target_core.analysis.failure_aggregates import ALL
 from target_core.analysis.failure_figures import category_bars, rank_quality_bars, tag_heatmap
 from target_core.analysis.failures import CATEGORIES
+from target_core.engine.notes import notes
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
 from target_core.views.failures import (
+    aggregates_view,
     attribution_view,
     cases_frame,
     definitions_frame,
     failures_report,
     present_categories,
+    window_share,
 )
+from target_core.views.probe import notes_by_query
 from target_core.views.runs import failed_banner, runs_with_results
 
 shell.frame()
@@ -65,6 +70,8 @@ if not report.cases:
     st.stop()
 
 
+if (share := window_share(report, run)) is not None:  # dense runs: issue 27's figure
+    st.caption(f"Evidence beyond the embedding window: {share}.")
 st.plotly_chart(category_bars(report), width="stretch")
 with st.expander("Definitions", expanded=False):
     st.dataframe(definitions_frame(report), hide_index=True, width="stretch",
@@ -75,6 +82,20 @@ if heatmap is not None:
     st.caption("The demo datasets tag each query with the failure it was built to "
                "provoke (`failure_mode`): each tag should land in its category.")
 
+st.subheader("What recurs")  # aggregate explanations: missing terms, winner features
+recurring = aggregates_view(store, dataset, report)
+scope = st.selectbox("Among", [ALL, *present_categories(report)],
+                     key=f"failures-scope-{run_id}-{k}",
+                     format_func=lambda n: f"{n} ({report.counts.get(n, report.n_failed)})")
+cols = st.columns(2)
+cols[0].caption("Query terms the gold table's indexed text lacks, by failed queries")
+cols[0].dataframe(recurring.terms(scope), hide_index=True, width="stretch",
+                  column_config={"share": st.column_config.NumberColumn(format="percent")})
+cols[1].caption("What the winner (the best-ranked non-gold table) has, by failed queries")
+cols[1].dataframe(recurring.features(scope), hide_index=True, width="stretch",
+                  column_config={"share": st.column_config.NumberColumn(format="percent"),
+                                 "meaning": st.column_config.TextColumn(width="medium")})
+
 st.subheader("Drill down")
 names = present_categories(report)
 category = url.url_selectbox("Category", names, param="category",
@@ -83,6 +104,8 @@ category = url.url_selectbox("Category", names, param="category",
                              format_func=lambda n: f"{n} ({report.counts[n]})")
 st.caption(plain(CATEGORIES[category]))
 cases = cases_frame(report, category)
+if query_notes := notes_by_query(notes(store, run.config.dataset)):  # saved probes
+    cases["note"] = [query_notes.get(q, "") for q in report.frame(category)["query_id"]]
 st.dataframe(cases, hide_index=True, width="stretch", height=widgets.grid_height(len(cases), 12),
              column_config={
                  "open": st.column_config.LinkColumn("query_id", display_text=r"query=(.+)$",
@@ -90,9 +113,14 @@ st.dataframe(cases, hide_index=True, width="stretch", height=widgets.grid_height
                  "query": st.column_config.TextColumn(width=340),
                  "why": st.column_config.TextColumn(width=290),
                  "best gold rank": st.column_config.NumberColumn("best rank", format="%d")})
-st.download_button("Download all failed queries (CSV)",
-                   report.frame().to_csv(index=False).encode(),
-                   file_name=f"failures-{run_id}-k{k}.csv", mime="text/csv")
+
+cols = st.columns(2)
+cols[0].download_button("Download all failed queries (CSV)",
+                        recurring.export.to_csv(index=False).encode(),
+                        file_name=f"failures-{run_id}-k{k}.csv", mime="text/csv")
+cols[1].download_button("Download what recurs (CSV)",
+                        recurring.frame.to_csv(index=False).encode(),
+                        file_name=f"failures-{run_id}-k{k}-aggregates.csv", mime="text/csv")
 category_map_section(run, report, category)  # where its questions and golds fall
 
 try:

@@ -42,6 +42,7 @@ from target_core.generators.sql_linking import (
     Link,
     best_column,
     column_words,
+    database_links,
     link_codes,
     link_numbers,
     link_values,
@@ -97,8 +98,7 @@ def write_sql(question: str, schema: tuple[SchemaTable, ...],
         tables = tuple(t for t in schema if t.database_id == database)
         if not tables:
             continue
-        links = link_values(question, tables)
-        top = max(table_score(t, qwords, links)[0] for t in tables)
+        top = max(found.score for found in database_links(question, qwords, tables))
         if best is None or (top, -rank) > (best[0], best[1]):
             best = (top, -rank, database)
     if best is None:

@@ -149,17 +149,49 @@ def table_mention(table: SchemaTable, qwords: list[tuple[str, int, int]],
     return None
 
 
+@dataclass(frozen=True)
+class TableLinks:
+    """What of the question names one table, as `table_score` counts it: 3 for the
+    table's name (`mention`, a word's start), 2 per linked value span, 1 per named
+    non-key column (with the question words naming it)."""
+
+    table: str
+    mention: int | None
+    values: tuple[Link, ...]
+    columns: tuple[tuple[str, tuple[str, ...]], ...]
+
+    @property
+    def score(self) -> float:
+        return ((3.0 if self.mention is not None else 0.0)
+                + 2.0 * len({link.start for link in self.values}) + len(self.columns))
+
+
+def table_links(table: SchemaTable, qwords: list[tuple[str, int, int]], links: list[Link]
+                ) -> TableLinks:
+    """The name mention, value links and named columns of `table` in the question."""
+    content = [w for w, _, _ in qwords if w not in STOPWORDS]
+    named = tuple((c.name, tuple(dict.fromkeys(w for w in content if mention_score(c.name, [w]))))
+                  for c in table.columns
+                  if not is_key(table, c) and mentioned(c.name, content))
+    return TableLinks(table.name, table_mention(table, qwords, links),
+                      tuple(link for link in links if link.table == table.name), named)
+
+
 def table_score(table: SchemaTable, qwords: list[tuple[str, int, int]], links: list[Link]
                 ) -> tuple[float, int]:
     """(score, position of the first mention) of `table` in the question."""
-    content = [w for w, _, _ in qwords if w not in STOPWORDS]
-    mention = table_mention(table, qwords, links)
-    own = [link for link in links if link.table == table.name]
-    score = (3.0 if mention is not None else 0.0) + 2.0 * len({link.start for link in own})
-    score += sum(mentioned(c.name, content) for c in table.columns if not is_key(table, c))
-    first = min([p for p in [mention, *(link.start for link in own)] if p is not None],
-                default=10**6)
-    return score, first
+    found = table_links(table, qwords, links)
+    first = min([p for p in [found.mention, *(link.start for link in found.values)]
+                 if p is not None], default=10**6)
+    return found.score, first
+
+
+def database_links(question: str, qwords: list[tuple[str, int, int]],
+                   tables: tuple[SchemaTable, ...]) -> list[TableLinks]:
+    """`table_links` of every table of one database, values linked within it: the
+    writer picks the database whose best table scores highest."""
+    links = link_values(question, tables)
+    return [table_links(t, qwords, links) for t in tables]
 
 
 def link_values(question: str, tables: tuple[SchemaTable, ...]) -> list[Link]:

@@ -9,6 +9,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from target_core.analysis.attribution import Attribution, RankQuality, attribution, rank_quality
+from target_core.analysis.failure_aggregates import (
+    ALL,
+    WINNER_FEATURES,
+    aggregates_frame,
+    cases_columns,
+    failure_explanations,
+)
 from target_core.analysis.failures import CATEGORIES, FailureReport, analyse_failures
 from target_core.engine.store import RunRecord, RunStore
 from target_core.types import Dataset
@@ -46,6 +53,54 @@ def cases_frame(report: FailureReport, category: str | None) -> pd.DataFrame:
     cases["also in"] = [", ".join(c for c in cats.split(", ") if c != category)
                         for cats in cases["categories"]]
     return cases[["open", "query", "why", "best gold rank", "tag", "also in"]]
+
+
+@dataclass(frozen=True)
+class AggregatesView:
+    """What recurs among the failed queries (analysis.failure_aggregates), per scope."""
+
+    frame: pd.DataFrame
+    """scope | failed queries | kind | item | queries | share: the aggregates' CSV."""
+    export: pd.DataFrame
+    """report.frame() (every failed query) + missing terms, winner, winner features."""
+
+    def terms(self, scope: str = ALL) -> pd.DataFrame:
+        """The scope's most frequent missing query terms: term | queries | share."""
+        rows = self.frame[(self.frame["scope"] == scope)
+                          & (self.frame["kind"] == "missing term")]
+        return rows[["item", "queries", "share"]].rename(columns={"item": "term"})
+
+    def features(self, scope: str = ALL) -> pd.DataFrame:
+        """The scope's winner features: feature | queries | share | meaning."""
+        rows = self.frame[(self.frame["scope"] == scope)
+                          & (self.frame["kind"] == "winner feature")]
+        out = rows[["item", "queries", "share"]].rename(columns={"item": "feature"})
+        return out.assign(meaning=[WINNER_FEATURES[f] for f in out["feature"]])
+
+
+def aggregates_view(store: RunStore, dataset: Dataset, report: FailureReport
+                    ) -> AggregatesView:
+    """The report's aggregate explanations and the per-query export carrying them."""
+    explained, aggregates = failure_explanations(store, dataset, report)
+    export = report.frame()
+    export = pd.concat([export, cases_columns(explained, export["query_id"])], axis=1)
+    return AggregatesView(aggregates_frame(aggregates), export)
+
+
+WINDOW_CATEGORY = "evidence-beyond-window"
+
+
+def window_share(report: FailureReport, run: RunRecord) -> str | None:
+    """For a dense run (dense, hybrid), how many of its failed queries have their
+    evidence beyond the embedder's window, as a share of them; None for other runs."""
+    from target_core.analysis.dense_window import dense_embedder
+
+    embedder = dense_embedder(run.config.retriever)
+    if embedder is None or not report.n_failed:
+        return None
+    n = report.counts[WINDOW_CATEGORY]
+    return (f"{n} of {report.n_failed} failed queries ({n / report.n_failed:.0%}) have "
+            f"their evidence beyond {embedder}'s input window")
 
 
 def top_tables(n: int) -> str:
@@ -149,6 +204,7 @@ def attribution_view(store: RunStore, run: RunRecord, k: int | None = None
     return AttributionView(split, quality, table, examples, misses)
 
 
-__all__ = ["ATTRIBUTION_EXAMPLES", "AttributionView", "MissCounts", "attribution_view",
+__all__ = ["ATTRIBUTION_EXAMPLES", "AggregatesView", "AttributionView", "MissCounts",
+           "aggregates_view", "attribution_view",
            "cases_frame", "definitions_frame", "failures_report", "miss_counts",
-           "present_categories", "top_tables"]
+           "present_categories", "top_tables", "window_share"]
