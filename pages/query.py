@@ -12,13 +12,18 @@ from pages._ui import resources, shell, url, widgets
 from pages._ui.answer import judge_launcher
 from pages._ui.answer import render as render_answer
 from pages._ui.embedding_map import query_map_section
+from pages._ui.probe import probe_section
 from pages._ui.text import plain
+from target_core.analysis.explain import explain
 from target_core.datasets.chunking import is_passage, passage_text
 from target_core.engine.haystack import with_distractors
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
 from target_core.types import parse_table_ref
 from target_core.views.answer import answer_view
+from target_core.views.explain_dense import render_dense
+from target_core.views.explain_lexical import render_lexical
+from target_core.views.explain_sql import render_sql
 from target_core.views.matched_rows import is_rows_run, matched_rows_view
 from target_core.views.query import (
     highlighted_table,
@@ -131,6 +136,73 @@ if is_rows_run(run):
         with st.expander(plain(entry.label), expanded=entry.rank == 1 or entry.rank is None):
             st.dataframe(entry.rows, hide_index=True, width="stretch", column_config={
                 "cosine": st.column_config.NumberColumn(format="%.4f")})
+
+st.subheader("Why this ranking?")
+gold_refs = set(view.gold["table"])
+others = [t for t in view.ranked["table"] if t not in gold_refs]
+explanation = None
+# off until asked (it rebuilds the run's index over the whole corpus); then on for the
+# session as the user moves between queries
+explaining = st.toggle("Explain: each query term's share of the score, what the embedder "
+                       "saw, the schema links", key="why-on")
+if not explaining:
+    pass
+elif not others:
+    st.caption("The run ranked no table other than the gold: nothing to compare.")
+else:
+    against = st.selectbox("Compare the gold with", others, key=f"why-{run_id}-{query_id}",
+                           help="Any table the run ranked; first: the best-ranked one.")
+    try:
+        with st.spinner("Explaining…"):
+            explanation = explain(store, resources.settings(), run_id, query_id, against)
+    except TargetError as exc:
+        st.warning(f"This ranking cannot be explained: {exc}")
+lexical = explanation["lexical"] if explanation else None
+if lexical is not None and "error" in lexical:
+    st.warning(f"Term contributions cannot be recomputed: {lexical['error']}")
+elif lexical is not None:
+    why = render_lexical(lexical)
+    st.caption(plain(why.caption))
+    st.plotly_chart(why.figure, key=f"why-terms-{run_id}-{query_id}")
+    st.dataframe(why.terms, hide_index=True, width="stretch")
+    st.caption(plain(" · ".join(why.sums)))
+    st.markdown(plain(" ".join(filter(None, [why.only_other, why.gap]))))
+    if why.fusion is not None:
+        st.dataframe(why.fusion, hide_index=True, width="stretch")
+        st.caption(plain(why.decided))
+    for note in why.notes:
+        st.caption(plain(note))
+# dense and text-to-SQL sections follow (explanation["dense"], explanation["sql"])
+
+dense_why = render_dense(explanation["dense"] if explanation else None)
+if dense_why is not None:  # what the embedder saw: its window's cut, rows' cosines
+    st.markdown("**What the embedder saw**")
+    st.caption(plain(dense_why.caption))
+    st.dataframe(dense_why.overview, hide_index=True, width="stretch")
+    if dense_why.warning:
+        st.warning(dense_why.warning)
+    for seen in dense_why.tables:
+        with st.expander(plain(seen.label)):
+            if len(seen.evidence):
+                st.dataframe(seen.evidence, hide_index=True, width="stretch")
+            st.dataframe(seen.rows, hide_index=True, width="stretch", column_config={
+                "cosine": st.column_config.NumberColumn(format="%.4f"),
+                "vs title + header": st.column_config.NumberColumn(format="%+.4f"),
+                "read": st.column_config.CheckboxColumn("read by the embedder")})
+            st.caption(plain(seen.rows_note))
+            st.caption(plain(seen.text_note))
+            st.text(seen.text_seen)
+
+sql_why = explanation["sql"] if explanation else None
+if sql_why is not None:  # text-to-SQL: the question's words linked to each schema
+    linked = render_sql(sql_why)
+    st.markdown("**Schema linking** (the SQL writer's: table name 3, value 2, column 1)")
+    st.text(linked.summary)
+    st.dataframe(linked.words, hide_index=True, width="stretch")
+    for line in filter(None, [linked.database, *linked.notes]):
+        st.caption(plain(line))
+
+probe_section(store, run, query_id, q.query)  # what if: edit, re-rank everywhere
 
 query_map_section(run, query_id)  # the run's tables in 2-D, this query's marked
 
