@@ -10,6 +10,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from target_core.views.cells import as_text
+
 COLOURS = ("#2563eb", "#f97316")
 """Gold, then the other table."""
 
@@ -69,6 +71,8 @@ def render_lexical(section: dict[str, Any]) -> LexicalSection:
                                                         strict=True)])
         decided = (f"Decided by the {fused['decided_by']} side ({fused['method']})."
                    if fused["decided_by"] else "Neither side gave the other table a lead.")
-    return LexicalSection(caption=section["formula"], terms=frame, figure=figure, sums=sums,
+    # a term in no table has no idf (nor tf there): blank, never a grey "None"
+    shown = as_text(frame, {"idf": ".4f", **{f"tf {role}": "g" for role in roles}})
+    return LexicalSection(caption=section["formula"], terms=shown, figure=figure, sums=sums,
                           gap=gap, only_other=only, fusion=fusion, decided=decided,
                           notes=list(section["notes"]))
