@@ -376,3 +376,21 @@ def test_overview_marks_rows_against_the_best(app, runs) -> None:
     assert sorted(board[column]) == ["best", "n.s. (McNemar)", "–"]
     assert sorted(board[("handmade-qa", "R@10 p (Holm)")]) == ["1 (1)", "–", "–"]
     assert "Holm over the 2 runs shown on handmade-qa" in at.caption[0].value
+
+
+def test_overview_shows_a_run_made_by_path_under_its_datasets_name(
+        app, runs, tmp_path: Path, handmade_dir: Path) -> None:
+    """Regression (issue 25, item 7): a run made with the dataset's folder path had a
+    column group of its own on the Overview, named by the path."""
+    from target_core.config import load_settings
+    from target_core.engine.runner import run_retrieval
+
+    import shutil
+
+    folder = shutil.copytree(handmade_dir, tmp_path / "elsewhere" / "copy")  # not listed
+    by_path = run_retrieval(RunConfig(str(folder), "bm25", top_k=5),
+                            settings=load_settings(tmp_path / "ws")).run
+    assert by_path.config.dataset == str(folder)
+    board = app(page="pages/overview.py").dataframe[0].value
+    assert {dataset for dataset, _ in board.columns} == {"handmade-qa"}
+    assert ("bm25", "default · k=5") in board.index  # the path's run, in that column

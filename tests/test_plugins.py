@@ -288,6 +288,13 @@ def test_check_reports() -> None:
     with pytest.raises(PluginError, match="not best first"):
         report.raise_for_problems()
 
+    class Greedy(Unsorted):
+        def search(self, queries, *, top_k):  # noqa: ANN001, ANN201
+            return [[(i, 1.0 - i / 100) for i in range(top_k + 2)] for _ in queries]
+
+    report = target_core.check_retriever(Greedy())  # more than asked: refused, not cut
+    assert not report.ok and "hits for top_k" in report.problems[0]
+
     class Moody:
         calls = 0
 

@@ -15,7 +15,7 @@ adjusted by Holm.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from target_core.analysis.stats import (
@@ -124,6 +124,19 @@ def dataset_label(runs: Sequence[RunRecord], chosen: str | None = None) -> str:
     if chosen is not None and chosen in names:
         return chosen
     return next((n for n in names if "/" not in n and "\\" not in n), names[0])
+
+
+def named_by_content(runs: Sequence[RunRecord]) -> list[RunRecord]:
+    """`runs` with one dataset name per content: runs whose datasets have the same
+    fingerprint (made by a name, another name or a folder path) carry `dataset_label`'s
+    name of their group, so pages that group by dataset show them as one."""
+    groups: dict[str, list[RunRecord]] = {}
+    for run in runs:
+        groups.setdefault(run.dataset_fingerprint, []).append(run)
+    names = {fingerprint: dataset_label(group) for fingerprint, group in groups.items()}
+    return [run if run.config.dataset == names[run.dataset_fingerprint] else
+            replace(run, config=replace(run.config, dataset=names[run.dataset_fingerprint]))
+            for run in runs]
 
 
 def _choose_k(runs: Sequence[RunRecord], k: int | None) -> int:

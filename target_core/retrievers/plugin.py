@@ -143,7 +143,12 @@ class ProtocolPlugin(PluginAdapter):
         if not isinstance(results, list | tuple) or len(results) != len(queries):
             raise self.fail("search", f"must return one list of hits per query "
                             f"({len(queries)}), got {describe(results)}")
-        return [self.check_hits("search", self._hits(hits), top_k) for hits in results]
+        checked = [self._hits(hits) for hits in results]
+        for hits in checked:  # this protocol's contract: never cut a list silently
+            if len(hits) > top_k:
+                raise self.fail("search", f"returned {len(hits)} hits for top_k = {top_k}: "
+                                "return at most top_k (more would be dropped unseen)")
+        return [self.check_hits("search", hits, top_k) for hits in checked]
 
     def _hits(self, hits: Any) -> Hits:
         """(index, score) pairs as Python ints and floats, each index a text's."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import plotly.graph_objects as go
 
+from target_core.analysis.compare import named_by_content
 from target_core.analysis.figures import run_names
 from target_core.analysis.leaderboard import (
     Leaderboard,
@@ -69,7 +70,9 @@ class LeaderboardView:
 
 
 def complete_runs(store: RunStore) -> list[RunRecord]:
-    return [r for r in store.list_runs() if r.status == "complete"]
+    """The complete runs, same-content datasets under one name (a run made by folder
+    path joins the column of its registered name)."""
+    return named_by_content([r for r in store.list_runs() if r.status == "complete"])
 
 
 def failed_runs_note(store: RunStore, limit: int = 5) -> str | None:
