@@ -2,24 +2,28 @@
 generator that answers each query from a context (retrieved, oracle, none); see the
 estimated tokens and cost of a paid run; launch: each run is a job in its own process
 (target_core.engine.workers), followed here and in the sidebar; the runs are listed
-below. The GTR-T button fills in seed 001's pipeline."""
+below. The GTR-T button fills in seed 001's pipeline. The form is a view: its choices live
+in the URL (?dataset=D&retriever=bm25&retriever=tfidf&view=...&k=10&limit=0&seed=0&
+generator=...) and in the session (url.form_field), so a link or a return through the
+sidebar reopens it as it was; a bad value stops the page with an error naming it."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from pages._ui import jobs, resources, shell, widgets
+from pages._ui import jobs, resources, shell, url, widgets
 from pages._ui.text import plain
 from target_core.engine.presets import pipeline_preset
 from target_core.errors import TargetError
 from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
-from target_core.generators import generator_note
+from target_core.generators import GENERATORS, generator_note
 from target_core.generators.prompts import PROMPT_SETS
 from target_core.metrics.labels import definition
 from target_core.metrics.tasks import ANSWER_TASKS
-from target_core.retrievers import EXAMPLE_SPECS
+from target_core.retrievers import EXAMPLE_SPECS, split_spec
 from target_core.types import (
     CONTEXT_MODES,
     DEFAULT_PROMPT_SET,
@@ -28,6 +32,7 @@ from target_core.types import (
     GenerationConfig,
     RunConfig,
 )
+from target_core.views.params import ParamError, check_choice, parse_int, unknown_message
 from target_core.views.runs import (
     answers_label,
     failed_notes,
@@ -43,6 +48,29 @@ st.caption(f"on **{plain(dataset.name)}** ({dataset.task}, {len(dataset.tables):
            f"{len(dataset.queries):,} queries)")
 
 NO_GENERATOR = "none (retrieval only)"
+
+
+def _spec(param: str, value: str) -> str:
+    """A retriever or generator spec from the URL, when its family is registered."""
+    entry, examples = ((split_spec, EXAMPLE_SPECS) if param == "retriever"
+                       else (GENERATORS.parse, GENERATOR_SPECS))
+    try:
+        entry(value)
+    except TargetError:
+        raise ParamError(param, value, unknown_message(param, value, list(examples))) from None
+    return value
+
+
+def _generator(value: str) -> str:
+    return NO_GENERATOR if value == "none" else _spec("generator", value)
+
+
+def _int(param: str, minimum: int, maximum: int) -> Callable[[str], int]:
+    return lambda value: parse_int(param, value, minimum=minimum, maximum=maximum)
+
+
+def _choice(param: str, known: Sequence[str]) -> Callable[[str], str]:
+    return lambda value: check_choice(param, value, list(known))
 
 
 def use_gtr_t() -> None:
@@ -62,27 +90,49 @@ if dataset.task == "sql":
     st.button("GTR-T preset", on_click=use_gtr_t, icon=":material/auto_awesome:",
               help=pipeline_preset("gtr-t").description + ". Uses openai when OPENAI_API_KEY "
               "is set, else the offline heuristic generator.")
-specs = st.multiselect("Retrievers", EXAMPLE_SPECS, default=["bm25", "tfidf"],
-                       accept_new_options=True, key="run-specs",
+url.form_field("retriever", "run-specs", lambda v: _spec("retriever", v), many=True)
+specs = st.multiselect("Retrievers", list(dict.fromkeys([*EXAMPLE_SPECS,
+                                                         *st.session_state.get("run-specs", [])])),
+                       default=["bm25", "tfidf"], accept_new_options=True, key="run-specs",
                        help="Type another spec, e.g. dense:openai/text-embedding-3-large.")
+url.form_echo("retriever", "run-specs", list(specs))
 with st.expander("Table view", expanded=False):
-    view = widgets.view_picker("run")
+    view = widgets.view_picker("run", in_url=True)
 cols = st.columns(3)
+url.form_field("k", "run-k", _int("k", 1, 1000))
 top_k = int(cols[0].number_input("k (tables per query)", 1, 1000, 10, key="run-k"))
+url.form_field("limit", "run-limit", _int("limit", 0, len(dataset.queries)))
+if st.session_state.get("run-limit", 0) > len(dataset.queries):  # chosen on a larger dataset
+    st.session_state["run-limit"] = len(dataset.queries)
 limit = int(cols[1].number_input("Queries (0 = all)", 0, len(dataset.queries), 0,
                                  key="run-limit"))
+url.form_field("seed", "run-seed", _int("seed", 0, 2**31 - 1))
 seed = int(cols[2].number_input("Sample seed", 0, 2**31 - 1, 0, key="run-seed",
                                 disabled=limit == 0))
+for param, key, value in (("k", "run-k", top_k), ("limit", "run-limit", limit),
+                          ("seed", "run-seed", seed)):
+    url.form_echo(param, key, str(value))
 generation = None
 if dataset.task in ANSWER_TASKS:
     with st.expander("Generation (answer each query)", expanded=False):
+        url.form_field("generator", "run-generator", _generator)
         generator = st.selectbox(
-            "Generator", [NO_GENERATOR, *GENERATOR_SPECS], key="run-generator",
+            "Generator", list(dict.fromkeys([NO_GENERATOR, *GENERATOR_SPECS,
+                                             st.session_state.get("run-generator",
+                                                                  NO_GENERATOR)])),
+            key="run-generator",
             accept_new_options=True, help="heuristic: offline baseline, no model. openai: "
             "OpenAI or an OpenAI-compatible server (OPENAI_BASE_URL), TARGET's prompts. "
             "local:smollm2: SmolLM2-135M on llama.cpp in the run's process, offline, for "
             "trying the pipeline, not for scores; local:PATH.gguf: any GGUF model.")
         gcols = st.columns(4)
+        for param, key, parse in (
+                ("context", "run-context", _choice("context", CONTEXT_MODES)),
+                ("context_k", "run-context-k", _int("context_k", 0, 1000)),
+                ("budget", "run-budget", _int("budget", 100, 1_000_000)),
+                ("sql_schema", "run-sql-schema", _choice("sql_schema", SQL_SCHEMAS)),
+                ("prompt_set", "run-prompt-set", _choice("prompt_set", list(PROMPT_SETS)))):
+            url.form_field(param, key, parse)
         context = gcols[0].radio("Context", CONTEXT_MODES, key="run-context",
                                  help="retrieved: the top tables; oracle: the gold tables "
                                  "(upper bound); none: TARGET's no-context prompt")
@@ -101,6 +151,14 @@ if dataset.task in ANSWER_TASKS:
             key="run-prompt-set", format_func=lambda n: f"{n}: {PROMPT_SETS[n].description}",
             help="The prompts the LLM generators (openai, local:) are sent; recorded with "
             "the run. The heuristic generators read no prompt.")
+        for param, key, text in (
+                ("generator", "run-generator",
+                 "none" if generator == NO_GENERATOR else generator),
+                ("context", "run-context", context), ("context_k", "run-context-k",
+                                                      str(context_k)),
+                ("budget", "run-budget", str(budget)), ("sql_schema", "run-sql-schema", schema),
+                ("prompt_set", "run-prompt-set", prompts)):
+            url.form_echo(param, key, text)
     if generator != NO_GENERATOR:
         generation = GenerationConfig(generator=generator, context=context,
                                       context_k=context_k or None, token_budget=budget,
@@ -158,10 +216,11 @@ else:
     frame = runs_table(runs).drop(columns=["dataset"])
     st.dataframe(frame, hide_index=True, width="stretch", column_config={
         "open": st.column_config.LinkColumn("drill down", display_text="queries"),
-        "R@k": st.column_config.NumberColumn(
-            format="%.3f", help=f"k = min(10, the run's k): {definition('recall_micro@10')}"),
-        "mrr": st.column_config.NumberColumn(format="%.3f"),
+        "R@k": st.column_config.TextColumn(
+            alignment="right",
+            help=f"k = min(10, the run's k): {definition('recall_micro@10')}"),
+        "mrr": st.column_config.TextColumn(alignment="right"),
         "answers": st.column_config.TextColumn(
             answers_label(dataset.task), alignment="right",
             help="sacreBLEU (QA), F1 (fact), execution accuracy (SQL)"),
-        "ms p50": st.column_config.NumberColumn(format="%.2f")})
+        "ms p50": st.column_config.TextColumn(alignment="right")})

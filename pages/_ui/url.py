@@ -17,7 +17,7 @@ target_core.views.params.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import overload
 from urllib.parse import urlencode
 
@@ -29,6 +29,7 @@ from target_core.views.params import ParamError, check_choice, parse_int
 _WRITTEN = "_url-written"  # the query parameters as this session last wrote them
 _FROM_LINK = "_url-from-link"
 _STICKY = "_sticky-"  # + a name: the session's latest choice of a dataset or run
+_FORM = "_form-"  # + a widget key: the form widget's last value (see form_field)
 
 
 @overload
@@ -191,6 +192,54 @@ def url_selectbox(label: str, options: list, *, param: str, key: str,
     return value
 
 
+def form_field(param: str, key: str, parse: Callable[[str], object], *,
+               many: bool = False) -> None:
+    """Before a form widget `key` is drawn, give it its value from ?param=VALUE or the
+    session, so the form is a view (the Run page): call form_echo after drawing it.
+
+    A URL value the page did not write itself (a link, the back button) wins: `parse`
+    turns it into the widget's value (each item when `many`: ?param=a&param=b) and
+    raises ParamError for a bad one, which stops the page naming it when it came from a
+    link (a stale one is dropped); a `parse` that returns None leaves the widget alone.
+    Otherwise the widget keeps its state, and one Streamlit forgot while the user was on
+    another page (it drops the state of widgets not drawn) gets back its last value."""
+    values = st.query_params.get_all(param)
+    if values and values != st.session_state.get(_echo_key(f"form-{param}")):
+        try:
+            parsed = [parse(v) for v in values] if many else parse(values[-1])
+        except ParamError as exc:
+            if from_link():
+                stop(str(exc))
+            drop(param)
+        else:
+            if parsed is not None:
+                st.session_state[key] = parsed
+                return
+    if key not in st.session_state and _FORM + key in st.session_state:
+        st.session_state[key] = st.session_state[_FORM + key]
+
+
+def form_echo(param: str, key: str, text: str | list[str]) -> None:
+    """After drawing form widget `key`: its value in the URL as `text` (a list: the
+    parameter repeated) and in the session (see form_field)."""
+    values = [text] if isinstance(text, str) else list(text)
+    st.query_params[param] = values
+    st.session_state[_WRITTEN] = st.query_params.to_dict()
+    st.session_state[_echo_key(f"form-{param}")] = values
+    st.session_state[_FORM + key] = st.session_state.get(key)
+
+
 def query_url(run_id: str, query_id: str) -> str:
     """The Query page's link to one query of one run (relative to the app's root)."""
     return "query?" + urlencode({"run": run_id, "query": query_id})
+
+
+def missing_runs(param: str, known: Sequence[str] = ()) -> None:
+    """On a page that has no runs to show: name the run(s) a link asked for (?run=ID,
+    ?runs=A,B) that are not in this workspace, as an error above the page's hint."""
+    absent = [r for r in read_list(param) if r not in known]
+    if absent:
+        which = f"run {absent[0]} is" if len(absent) == 1 else f"runs {', '.join(absent)} are"
+        text = f"{which} not in this workspace (?{param}={read(param)})."
+        st.error(plain(f"No runs yet: {text}" if not known else text[0].upper() + text[1:]),
+                 icon=":material/link_off:")

@@ -3,18 +3,23 @@ picker, and the few helpers around them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
-from pages._ui import resources
+from pages._ui import resources, url
 from pages._ui.url import remember, sticky, url_selectbox
 from target_core.errors import TargetError
+from target_core.table_view import TEXT_FORMATS
 from target_core.types import (
+    FORMATS,
     SCHEMA_CONTEXT,
     VIEW_PRESETS,
     Dataset,
     TableView,
     parse_view_context,
 )
+from target_core.views.params import check_choice, parse_int
 from target_core.views.runs import run_label
 
 
@@ -68,32 +73,83 @@ def grid_height(n_rows: int, max_rows: int = 10) -> int:
     return 38 + 35 * max(1, min(n_rows, max_rows))
 
 
-def view_picker(key: str, default: str = "default") -> TableView:
+def view_picker(key: str, default: str = "default", *, in_url: bool = False) -> TableView:
     """Widgets for a TableView: a preset, then adjustable title, rows, format and the
-    context keys added to the text (schema-aware views)."""
+    context keys added to the text (schema-aware views). `in_url`: the choices are kept
+    in the URL and the session (?view=PRESET&title=on&section=off&table_id=off&rows=all|
+    header|N&format=F&view_context=K&view_context=...), see url.form_field."""
     presets = list(VIEW_PRESETS)
+    field = _url_field if in_url else _no_field
+    field("view", f"{key}-preset", lambda v: check_choice("view", v, presets, kind="view"))
     preset = st.selectbox("Table view preset", presets, index=presets.index(default),
                           key=f"{key}-preset",
                           help="How a table becomes text for retrievers and prompts.")
     base = VIEW_PRESETS[preset]
     cols = st.columns(5)
-    title = cols[0].toggle("Page title", base.title, key=f"{key}-{preset}-title")
-    section = cols[1].toggle("Section title", base.section_title, key=f"{key}-{preset}-section")
-    table_id = cols[2].toggle("Table id", base.table_id, key=f"{key}-{preset}-tid")
+    toggles = {}
+    for col, (param, label, suffix, value) in zip(cols, [
+            ("title", "Page title", "title", base.title),
+            ("section", "Section title", "section", base.section_title),
+            ("table_id", "Table id", "tid", base.table_id)], strict=False):
+        field(param, f"{key}-{preset}-{suffix}", lambda v, p=param: _on_off(p, v))
+        toggles[param] = col.toggle(label, value, key=f"{key}-{preset}-{suffix}")
     modes = ["all rows", "first N rows", "header only"]
     mode_index = 0 if base.rows is None else (2 if base.rows == 0 else 1)
+    field("rows", f"{key}-{preset}-rows", _rows_mode)
     mode = cols[3].selectbox("Rows", modes, index=mode_index, key=f"{key}-{preset}-rows")
-    fmt = cols[4].selectbox("Format", ["markdown", "csv", "json"],
-                            index=["markdown", "csv", "json"].index(base.format),
+    formats = list(dict.fromkeys([*TEXT_FORMATS, base.format]))
+    field("format", f"{key}-{preset}-format",
+          lambda v: check_choice("format", v, list(FORMATS), kind="format"))
+    fmt = cols[4].selectbox("Format", formats, index=formats.index(base.format),
                             key=f"{key}-{preset}-format")
     rows: int | None = None if mode == "all rows" else 0
     if mode == "first N rows":
+        field("rows", f"{key}-{preset}-n", _rows_n)
         rows = int(st.number_input("N rows", min_value=1, max_value=100_000,
                                    value=base.rows or 20, key=f"{key}-{preset}-n"))
+    field("view_context", f"{key}-{preset}-context", str, many=True)
     context = st.multiselect(
         "Schema context", list(dict.fromkeys([*SCHEMA_CONTEXT, *base.context])),
         default=list(base.context), key=f"{key}-{preset}-context", accept_new_options=True,
         help="Keys of each table's context added to its text: primary and foreign keys, "
              "column descriptions (as BIRD's), or type any other key (e.g. database).")
-    return TableView(title=title, section_title=section, table_id=table_id, rows=rows,
-                     format=fmt, context=parse_view_context(",".join(context)))
+    if in_url:
+        url.form_echo("view", f"{key}-preset", preset)
+        for param, suffix in (("title", "title"), ("section", "section"), ("table_id", "tid")):
+            url.form_echo(param, f"{key}-{preset}-{suffix}",
+                          "on" if toggles[param] else "off")
+        url.form_echo("rows", f"{key}-{preset}-rows",
+                      "all" if rows is None else "header" if rows == 0 else str(rows))
+        if rows:
+            url.form_echo("rows", f"{key}-{preset}-n", str(rows))
+        url.form_echo("format", f"{key}-{preset}-format", fmt)
+        url.form_echo("view_context", f"{key}-{preset}-context", list(context))
+    return TableView(title=toggles["title"], section_title=toggles["section"],
+                     table_id=toggles["table_id"], rows=rows, format=fmt,
+                     context=parse_view_context(",".join(context)))
+
+
+def _url_field(param: str, key: str, parse: Callable[[str], object], *,
+               many: bool = False) -> None:
+    url.form_field(param, key, parse, many=many)
+
+
+def _no_field(param: str, key: str, parse: Callable[[str], object], *,
+              many: bool = False) -> None:
+    """view_picker outside the URL: no seeding."""
+
+
+def _on_off(param: str, value: str) -> bool:
+    return check_choice(param, value, ["on", "off"]) == "on"
+
+
+def _rows_mode(value: str) -> str:
+    if value in ("all", "header"):
+        return "all rows" if value == "all" else "header only"
+    parse_int("rows", value, minimum=1, maximum=100_000)  # else: all, header or N
+    return "first N rows"
+
+
+def _rows_n(value: str) -> int | None:
+    return None if value in ("all", "header") else parse_int("rows", value, minimum=1,
+                                                             maximum=100_000)
