@@ -1,6 +1,8 @@
 """Benchmark builder (seed 002): SQL templates -> sampled SQL -> questions -> automatic
 check -> human review -> an exported sql dataset -> evaluation by error source.
-?draft=NAME&pair=ID reopens one pair of a draft; ?tab is not kept (Streamlit tabs)."""
+?draft=NAME&pair=ID reopens one pair of a draft in the Review tab, ?run=ID a run's
+evaluation in the Export tab; a bad value's error shows above the tabs, never in a hidden
+one. Only the open tab's content runs."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pages._ui import jobs, resources, shell, url, widgets
 from pages._ui.text import plain
 from target_core.analysis.failure_figures import error_source_bars
 from target_core.benchgen.build import pick_templates
-from target_core.benchgen.draft import Draft, Pair, list_drafts, pair_rows
+from target_core.benchgen.draft import Draft, Pair, default_draft_name, list_drafts
 from target_core.benchgen.draft_jobs import DraftSpec, draft_report, keep_upload, launch_draft
 from target_core.benchgen.error_sources import TABLE_COLUMNS
 from target_core.benchgen.export import export_draft
@@ -23,12 +25,16 @@ from target_core.engine.jobs import JobStore
 from target_core.errors import TargetError
 from target_core.views.benchmark import (
     PAPER_ACCEPTANCE,
+    TAB_REVIEW,
     automatically_passed,
     counts_frame,
     error_source_view,
     evaluable_runs,
+    link_tab,
     next_pair,
     pair_by_id,
+    pair_frame,
+    pair_ids,
     result_frame,
     run_labels,
     sql_datasets,
@@ -42,13 +48,31 @@ st.caption("Start from valid SQL, write the questions, check them, review them, 
            "evaluate text-to-SQL on the result (seed 002: semi-automatic text-to-SQL "
            "benchmarks).")
 settings = resources.settings()
-# a link's draft and run must exist before any tab shows (the pair: in the review tab)
+TABS = ["1 · Sample", "2 · Review", "3 · Export and evaluate"]
+_OPEN_REVIEW = "bg-open-review-draft"
+# a link's draft, pair and run are checked before the tabs: an error is never hidden in one
 url.read_choice("draft", list_drafts(settings.workspace), kind="draft")
 if url.read("run") is not None:
     url.read_choice("run", list(run_labels(evaluable_runs(resources.store()))),
                     kind="run", among="the text-to-SQL runs with a generator")
-make_tab, review_tab, export_tab = st.tabs(["1 · Sample", "2 · Review", "3 · Export and "
-                                            "evaluate"])
+linked_pair = url.read("pair") if url.from_link() else None
+if linked_pair is not None:
+    linked_draft = (url.read("draft") or st.session_state.get("bg-draft")
+                    or next(iter(list_drafts(settings.workspace)), None))
+    try:
+        check_choice("pair", linked_pair, pair_ids(settings.workspace, linked_draft),
+                     among=f"the pairs of draft {linked_draft}" if linked_draft else
+                     "the pairs of a draft (there are none)")
+    except ParamError as exc:
+        url.stop(str(exc))
+if url.from_link() and (opens := link_tab(url.read("draft"), url.read("pair"),
+                                          url.read("run"))) is not None:
+    st.session_state["bg-tab"] = TABS[opens]
+if (made := st.session_state.pop(_OPEN_REVIEW, None)) is not None:  # "Review draft" clicked
+    url.write(draft=made)
+    url.drop("pair")
+    st.session_state["bg-tab"] = TABS[TAB_REVIEW]
+make_tab, review_tab, export_tab = st.tabs(TABS, key="bg-tab", on_change="rerun")
 
 
 def _sample() -> None:
@@ -102,7 +126,11 @@ def _sample() -> None:
                              "the day after the latest date in each template's time column.")
     reference = cols[1].date_input("Reference date", date(2025, 1, 1), key="bg-ref",
                                    disabled=not fixed)
-    draft_name = cols[2].text_input("Draft name", f"{name}-seed{seed}", key="bg-name")
+    suggested = default_draft_name(name, None if database.startswith("(") else database,
+                                   seed)
+    draft_name = cols[2].text_input("Draft name", key="bg-name", placeholder=suggested,
+                                    help="Empty: named after the dataset, the database "
+                                    "and the seed") or suggested
     st.caption(f"{len(chosen)} templates: " + ", ".join(plain(t.id) for t in chosen))
     replace = False
     if draft_name.strip() in list_drafts(settings.workspace):
@@ -141,7 +169,11 @@ def _draft_job(job_id: str, was_active: bool) -> None:
     result = job.result
     st.success(f"Draft '{plain(result['draft'])}': {result['queries']} SQL queries, "
                f"{result['questions']} questions; the automatic check passed "
-               f"{result['automatic_passed']}. Review it in tab 2.")
+               f"{result['automatic_passed']}.")
+    if st.button(f"Review draft '{plain(result['draft'])}'", icon=":material/rate_review:",
+                 key="bg-open-review"):
+        st.session_state[_OPEN_REVIEW] = result["draft"]
+        st.rerun(scope="app")  # the tabs are outside this fragment
     report = draft_report(job)
     if report is not None:
         st.dataframe(counts_frame(report), hide_index=True, width="stretch",
@@ -200,14 +232,10 @@ def _review() -> None:
     name = url.url_selectbox("Draft", names, param="draft", key="bg-draft", kind="draft")
     with Draft.open(settings.workspace, name) as draft:
         wanted = url.read("pair")
-        if wanted is not None and url.from_link():
+        if wanted is not None and url.from_link():  # checked above the tabs
             every = {str(p.pair_id): p for p in draft.pairs(None)}
-            try:
-                check_choice("pair", wanted, list(every), among=f"the pairs of draft {name}")
-            except ParamError as exc:
-                url.stop(str(exc))
-            if every[wanted].status != "pending":  # a reviewed pair: show every status
-                st.session_state["bg-status-default"] = "all"
+            if wanted in every and every[wanted].status != "pending":
+                st.session_state["bg-status-default"] = "all"  # a reviewed pair: every status
         summary = draft.summary()
         cols = st.columns(5)
         cols[0].metric("Pairs", summary.total)
@@ -250,7 +278,7 @@ def _review() -> None:
         st.divider()
         table_key = f"bg-list-{name}-{status}"
         st.session_state[f"{table_key}-ids"] = [p.pair_id for p in pairs]
-        st.dataframe(pair_rows(pairs), hide_index=True, width="stretch",
+        st.dataframe(pair_frame(pairs), hide_index=True, width="stretch",
                      height=widgets.grid_height(len(pairs), 10), key=table_key,
                      on_select=lambda: _open_selected(table_key),
                      selection_mode="single-row",
@@ -319,9 +347,12 @@ def _export() -> None:
                                 "detail": st.column_config.TextColumn(width="large")})
 
 
-with make_tab:
-    _sample()
-with review_tab:
-    _review()
-with export_tab:
-    _export()
+if make_tab.open:
+    with make_tab:
+        _sample()
+if review_tab.open:
+    with review_tab:
+        _review()
+if export_tab.open:
+    with export_tab:
+        _export()

@@ -57,6 +57,7 @@ store = resources.store()
 params, from_link = url.linked(("dataset", "runs", "k"), key="compare")
 choices = compare_choices(store, params["dataset"])
 if not choices.eligible:
+    url.missing_runs("runs", [r.run_id for r in store.list_runs()])
     st.info("Compare needs at least two complete runs on one dataset. Launch them on the "
             "Run page, or with `python -m target_core run --dataset demo-qa --retriever "
             "bm25` and `--retriever tfidf`.")

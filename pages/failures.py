@@ -33,6 +33,7 @@ st.title("Failures")
 store = resources.store()
 runs = runs_with_results(store)
 if not runs:
+    url.missing_runs("run")
     st.info("No runs yet. Launch one on the Run page, or with "
             "`python -m target_core run --dataset demo-qa --retriever bm25 --no-title`.")
     st.stop()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from jobs_support import wait_for_jobs
 
-from target_core.benchgen.draft import Draft
+from target_core.benchgen.draft import Draft, default_draft_name, list_drafts
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
@@ -80,6 +80,8 @@ def test_sample_review_export_evaluate(app) -> None:
         summary = draft.summary()
     assert summary.pending == 0 and summary.accepted == summary.total - 1
 
+    at.session_state["bg-tab"] = "3 · Export and evaluate"  # the user opens tab 3
+    at.run()
     at.text_input(key="bg-export-name").set_value("hosp-sql")
     _button(at, "Export").click().run()
     assert not at.exception and not at.error, at.error
@@ -132,3 +134,57 @@ def test_sampling_errors_are_shown_and_nothing_is_replaced(app, monkeypatch) -> 
     at.text_input(key="bg-name").set_value("air-llm")
     _button(at, "Sample and write questions").click().run()
     assert not at.exception and any("OPENAI_API_KEY" in e.value for e in at.error)
+
+
+def test_a_link_opens_the_tab_it_names_and_errors_show_above_the_tabs(app) -> None:
+    start, settings = app
+    at = start(PAGE)
+    assert at.session_state["bg-tab"] == "1 · Sample" and at.button(key="bg-go")
+    at = _sample(at, "airline", 1, "air")
+    with Draft.open(settings.workspace, "air") as draft:
+        target = draft.pairs()[3]
+    for params in ({"draft": "air", "pair": str(target.pair_id)}, {"pair": str(target.pair_id)}):
+        at = start(PAGE, **params)  # the sidebar's review link, or a pair's own link
+        assert not at.exception and not at.error, at.error
+        assert at.session_state["bg-tab"] == "2 · Review"
+        assert at.text_area(key=f"bg-edit-air-{target.pair_id}").value == target.question
+        assert not [b for b in at.button if b.key == "bg-go"]  # only the open tab runs
+        judge = at.dataframe[-1].value["judge"]  # the review list: no judge ran, blank
+        assert judge.tolist() == [""] * len(judge), judge.tolist()
+    at = start(PAGE, draft="air")
+    assert at.session_state["bg-tab"] == "2 · Review" and not at.error
+    for bad in ({"draft": "air", "pair": "99999"}, {"pair": "99999"}):
+        at = start(PAGE, **bad)
+        assert len(at.error) == 1 and "99999" in at.error[0].value
+        assert not at.tabs  # the page stopped above the tabs: the error is in sight
+
+
+def test_the_draft_name_follows_the_seed_and_the_new_draft_opens_in_review(app) -> None:
+    start, settings = app
+    at = start(PAGE)
+    at.selectbox(key="bg-database").set_value("airline")
+    at.number_input(key="bg-n").set_value(1)
+    names = []
+    for seed in (3, 4):  # no name typed: a second sample with another seed is another draft
+        at.number_input(key="bg-seed").set_value(seed).run()
+        at = _button(at, "Sample and write questions").click().run()
+        assert not at.exception and not at.error, at.error
+        wait_for_jobs(settings.workspace)
+        at = at.run()
+        names.append(f"demo-sql-airline-seed{seed}")
+        assert any(f"Draft '{_md(names[-1])}'" in s.value for s in at.success)
+    assert sorted(list_drafts(settings.workspace)) == names
+    at = at.button(key="bg-open-review").click().run()
+    assert not at.exception and at.session_state["bg-tab"] == "2 · Review"
+    assert at.selectbox(key="bg-draft").value == names[-1]
+
+
+def _md(text: str) -> str:
+    """`text` as plain() escapes it in Markdown."""
+    return text.replace("-", "\\-").replace(".", "\\.")
+
+
+def test_default_draft_name() -> None:
+    assert default_draft_name("demo-sql", None, 0) == "demo-sql-seed0"
+    assert default_draft_name("demo-sql", "air line", 7) == "demo-sql-air-line-seed7"
+    assert len(default_draft_name("x" * 100, "db", 1)) <= 80

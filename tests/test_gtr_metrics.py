@@ -410,6 +410,7 @@ def test_a_judge_job_from_the_query_page_runs_in_a_worker(app, tmp_path: Path,
     next(t for t in at.text_input if t.label == "Judge").set_value("heuristic").run()
     next(b for b in at.button if b.label == "Launch the judge as a job").click().run()
     assert len(spawned) == 1 and "launched" in at.success[0].value
+    assert "python -m" not in at.success[0].value  # the sidebar lists jobs, not the CLI
     jobs = JobStore.in_workspace(settings.workspace)
     job = jobs.get(spawned[0])
     assert job.kind == "judge" and job.label == f"truthfulness of run {run_id} by heuristic"

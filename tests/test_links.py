@@ -300,3 +300,17 @@ def test_slice_parameter_on_overview_and_compare(app: Callable, runs: dict[str, 
     at = app("pages/compare.py", runs=both, slice="failure_mode")
     opened(at)
     assert at.selectbox(key="compare-slice-demo-qa").value == "failure_mode"
+
+
+@pytest.mark.parametrize("page, param, value", [
+    ("pages/query.py", "run", "abc123"), ("pages/failures.py", "run", "abc123"),
+    ("pages/compare.py", "runs", "abc123,def456")])
+def test_an_empty_workspace_names_the_runs_a_link_asked_for(app: Callable, page: str,
+                                                            param: str, value: str) -> None:
+    at = app(page, **{param: value})
+    assert not at.exception
+    errors = [_unescaped(e.value) for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("No runs yet"), errors
+    assert all(run in errors[0] for run in value.split(",")), errors[0]
+    assert at.info  # how to make runs, as before
+    assert not app(page).error  # no link: the hint alone

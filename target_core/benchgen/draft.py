@@ -63,6 +63,14 @@ def check_name(name: str, what: str = "draft") -> str:
     return name
 
 
+def default_draft_name(dataset: str, database: str | None, seed: int) -> str:
+    """The name a draft gets unless the user types one: dataset, database (when one is
+    chosen) and seed, so another seed or database makes another draft, not a clash."""
+    parts = [dataset, *([database] if database else []), f"seed{seed}"]
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join(parts)).lstrip("_.-") or "draft"
+    return check_name(name[-80:].lstrip("_.-") if len(name) > 80 else name)
+
+
 def drafts_dir(workspace: str | Path) -> Path:
     return Path(workspace) / DRAFT_FOLDER
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
-from target_core.benchgen.draft import Pair
+from target_core.benchgen.draft import Draft, Pair, list_drafts, pair_rows
 from target_core.benchgen.error_sources import DEFINITIONS, ErrorSourceReport, error_sources
 from target_core.benchgen.instantiate import SampledQuery, SampleReport
 from target_core.benchgen.templates import Template
@@ -57,6 +58,40 @@ def pair_by_id(pairs: Sequence[Pair], wanted: str | None) -> Pair:
     by_id = {p.pair_id: p for p in pairs}
     found = by_id.get(int(wanted)) if wanted and wanted.isdigit() else None
     return found or pairs[0]
+
+
+TAB_SAMPLE, TAB_REVIEW, TAB_EXPORT = range(3)
+
+
+def link_tab(draft: str | None, pair: str | None, run: str | None) -> int | None:
+    """The tab a link's parameters name: a run's evaluation in Export, a draft or one of
+    its pairs in Review; None when the link names neither (the session's tab stays)."""
+    if run is not None:
+        return TAB_EXPORT
+    if draft is not None or pair is not None:
+        return TAB_REVIEW
+    return None
+
+
+def pair_ids(workspace: str | Path, draft: str | None) -> list[str]:
+    """The ids (as text) of every pair of `draft`; none when there is no such draft."""
+    if draft is None or draft not in list_drafts(workspace):
+        return []
+    with Draft.open(workspace, draft) as opened:
+        return [str(p.pair_id) for p in opened.pairs(None)]
+
+
+JUDGE_TEXT = {True: "answerable", False: "not answerable", None: "could not judge"}
+
+
+def pair_frame(pairs: Sequence[Pair]) -> pd.DataFrame:
+    """The review list, one row per pair; the judge column in words, blank where no judge
+    ran (not a grey "None")."""
+    frame = pd.DataFrame(pair_rows(pairs))
+    if not frame.empty:
+        frame["judge"] = ["" if p.judge is None else JUDGE_TEXT[p.judge.passed] for p in pairs]
+        frame["difficulty"] = frame["difficulty"].fillna("")
+    return frame
 
 
 def automatically_passed(pairs: Sequence[Pair]) -> int:
