@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from pages._ui import resources, shell
@@ -29,9 +31,13 @@ if cols[0].button("Run the demo suite", type="primary", key="home-demo-suite"):
         launched = launch_demo_suite(resources.settings())
     except TargetError as exc:
         st.error(str(exc))
-    else:
-        summary = suite_summary(launched)
-        st.success(summary)
+    else:  # run again: the sidebar, drawn before the click, then lists the new jobs
+        st.session_state["home-suite-launched"] = (
+            f"{time.strftime('%H:%M:%S')} · {suite_summary(launched)}")
+        st.rerun()
+# the note stays (timed): the page redraws whenever a job ends, and a vanished note is unread
+if launched_note := st.session_state.get("home-suite-launched"):
+    st.success(launched_note)
 cols[1].page_link("pages/overview.py", label="Go to Overview", icon=":material/leaderboard:")
 
 try:
@@ -43,7 +49,9 @@ st.subheader("Datasets")
 st.dataframe(
     datasets_frame(infos), hide_index=True, width="stretch",
     column_config={"browse": st.column_config.LinkColumn("browse", display_text="open"),
-                   "error": st.column_config.TextColumn("error", width="medium")},
+                   "error": st.column_config.TextColumn("error", width="medium"),
+                   **{c: st.column_config.TextColumn(c, alignment="right")
+                      for c in ("tables", "passages", "queries", "databases")}},
 )
 st.page_link("pages/datasets.py", label="Add your own dataset: a folder on this server or "
              "an uploaded archive (Datasets page, **Add a dataset**)", icon=":material/add:")

@@ -41,6 +41,7 @@ store = resources.store()
 runs = runs_with_results(store)
 if not runs:
     st.title("Query")
+    url.missing_runs("run")
     st.info("No runs yet. Launch one on the Run page.")
     st.stop()
 

@@ -302,7 +302,9 @@ def test_query_and_failures_pages_draw_the_map(app, tmp_path: Path) -> None:
     at = app(page="pages/query.py", run=bm25.run_id, query="q1")
     at.toggle(key="map-on-query").set_value(True).run()
     assert not at.exception and not at.warning
-    assert "No embeddings for this run (bm25)" in " ".join(i.value for i in at.info)
+    shown = " ".join(i.value for i in at.info)
+    assert "no embeddings" not in shown.lower()  # not above a map drawn from vectors
+    assert "bm25 stores no vectors of its own: this map uses dense:minilm's vectors" in shown
     assert any(c.value.startswith("t-SNE map of dense:minilm vectors of the run's texts")
                for c in at.caption)
     assert len(at.get("plotly_chart")) == 1

@@ -9,7 +9,7 @@ from itertools import groupby
 
 import streamlit as st
 
-from pages._ui.text import plain
+from pages._ui.text import code, plain
 from pages._ui.widgets import grid_height
 from target_core.views.answer import COMPARISON_RULE, ERROR_CLASS_HELP, AnswerView
 
@@ -100,9 +100,9 @@ def _sql(view: AnswerView) -> None:
     elif sql.interpretation and not good:
         st.caption(plain(sql.interpretation))
     left, right = st.columns(2)
-    left.markdown(f"**Predicted** · database `{plain(sql.pred_database or 'none')}`")
+    left.markdown(f"**Predicted** · database {code(sql.pred_database or 'none')}")
     left.code(sql.pred_sql or "-- no SQL", language="sql", wrap_lines=True)
-    right.markdown(f"**Gold** · database `{plain(sql.gold_database)}`")
+    right.markdown(f"**Gold** · database {code(sql.gold_database)}")
     right.code(sql.gold_sql, language="sql", wrap_lines=True)
     left.caption(plain(sql.pred_note))
     if sql.pred is not None and not sql.pred.empty:
@@ -150,5 +150,6 @@ def judge_launcher(run_id: str) -> None:
             except TargetError as exc:
                 st.error(plain(str(exc)))
             else:
-                st.success(f"Job {job.job_id} launched: {plain(job.label)}. Reload this "
-                           "page when it is done (`python -m target_core jobs`).")
+                st.success(f"Job {job.job_id} launched: {plain(job.label)}. Its progress "
+                           "is in the sidebar's job list; its ratings show beside the "
+                           "run's metrics when it is done.")

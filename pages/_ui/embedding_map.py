@@ -17,6 +17,7 @@ from target_core.analysis.embedding_map import (
     BORROWED_EMBEDDER,
     METHODS,
     NoEmbeddingsError,
+    borrowed_note,
     can_borrow,
 )
 from target_core.analysis.failures import FailureReport
@@ -72,9 +73,11 @@ def _ready(run: RunRecord, key: str) -> tuple[str, bool] | None:
             cached = map_is_cached(resources.store(), dataset, settings, run.run_id,
                                    method=method)
         except NoEmbeddingsError as exc:
-            st.info(str(exc).capitalize() + ".")
             if not can_borrow(run):
+                st.info(str(exc).capitalize() + ".")
                 return None
+            # the map below is drawn from another run's vectors: say whose, not "none"
+            st.info(borrowed_note(run.config.retriever))
             borrow = True
             cached = map_is_cached(resources.store(), dataset, settings, run.run_id,
                                    method=method, borrow=True)

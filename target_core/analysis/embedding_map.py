@@ -80,6 +80,12 @@ class NoEmbeddingsError(TargetError):
                          "summary, hyse or rows run has them")
 
 
+def borrowed_note(retriever: str) -> str:
+    """What a map drawn for a run without vectors (can_borrow) is drawn from."""
+    return (f"{retriever} stores no vectors of its own: this map uses dense:"
+            f"{BORROWED_EMBEDDER}'s vectors of the same texts.")
+
+
 class MapError(TargetError):
     """The run's vectors cannot be mapped (unknown method, collection gone, dataset
     changed since the run)."""

@@ -11,7 +11,7 @@ from target_core.cli.format import format_rows
 from target_core.config import load_settings
 from target_core.errors import ConfigError
 
-LIST_COLUMNS = ["name", "task", "tables", "queries", "databases", "kind", "source"]
+LIST_COLUMNS = ["name", "task", "tables", "passages", "queries", "databases", "kind", "source"]
 
 
 def datasets_arguments(command: argparse.ArgumentParser) -> None:

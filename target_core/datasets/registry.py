@@ -19,7 +19,7 @@ from typing import Any
 from target_core.config import DEMO_DIR, Settings, load_settings
 from target_core.datasets import lookup
 from target_core.datasets.added import read_added
-from target_core.datasets.chunking import ChunkSettings
+from target_core.datasets.chunking import ChunkSettings, is_passage
 from target_core.datasets.folder import (
     CORPUS_FILE,
     has_documents,
@@ -62,6 +62,9 @@ class DatasetInfo:
     description: str = ""
     error: str | None = None
     source: str = ""
+    passages: int | None = None
+    """Passages cut from documents (documents.jsonl); `tables` counts the rest, as the
+    Datasets page does (one rule: dataset_info)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -267,7 +270,12 @@ def _open(entry: DatasetEntry, settings: Settings) -> Dataset | lookup.DatasetLo
 
 
 def dataset_info(dataset: Dataset | lookup.DatasetLookup, entry: DatasetEntry) -> DatasetInfo:
-    return DatasetInfo(name=dataset.name, task=dataset.task, tables=len(dataset.table_index),
+    """The counts of `dataset`: its tables and, apart, the passages cut from its documents
+    (a corpus-index lookup is of a folder without documents: no passages)."""
+    passages = (sum(1 for t in dataset.tables if is_passage(t))
+                if isinstance(dataset, Dataset) else 0)
+    return DatasetInfo(name=dataset.name, task=dataset.task,
+                       tables=len(dataset.table_index) - passages, passages=passages,
                        queries=len(dataset.queries), databases=len(dataset.databases),
                        kind=entry.kind, location=entry.location,
                        description=dataset.description, source=entry.source)

@@ -21,6 +21,7 @@ from target_core.metrics.gtr import GTR_COLUMNS, SAS_LABEL
 from target_core.metrics.tasks import reference_of
 from target_core.sql.interpretations import stored_interpretation
 from target_core.types import Query, TableLookup, table_ref
+from target_core.views.cells import display_column
 
 ERROR_CLASS_HELP: dict[str, str] = {
     "correct": "the result rows equal the gold result's as sets (execution accuracy)",
@@ -127,7 +128,13 @@ def _frame(data: dict[str, Any] | None, columns: list[str] | None = None) -> pd.
     rows = data.get("rows") or []
     width = max([len(cols)] + [len(r) for r in rows])
     names = _unique(cols + [f"col{i + 1}" for i in range(len(cols), width)])
-    return pd.DataFrame([list(r) + [None] * (width - len(r)) for r in rows], columns=names)
+    padded = [list(r) + [None] * (width - len(r)) for r in rows]
+    frame = pd.DataFrame(padded, columns=names)
+    for i in range(width):  # a NULL is drawn as "None": such a column is text, NULL blank
+        if frame.iloc[:, i].isna().any():
+            column = pd.Series([r[i] for r in padded], dtype=object)
+            frame.isetitem(i, display_column(column).tolist())
+    return frame
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -147,7 +154,8 @@ def _note(data: dict[str, Any] | None) -> str:
     shown = len(data.get("rows") or [])
     total = int(data.get("n_rows", shown))
     more = " (more were cut by the row cap)" if data.get("truncated") and shown == total else ""
-    return (f"{total} rows" + (f", first {shown} shown" if shown < total else "") + more
+    rows = "1 row" if total == 1 else f"{total} rows"
+    return (rows + (f", first {shown} shown" if shown < total else "") + more
             + f" · {data.get('ms', 0):.1f} ms")
 
 

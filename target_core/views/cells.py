@@ -9,6 +9,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from target_core.serialize import cell_text
+
 
 def formatted(value: object, spec: str) -> str:
     """`value` with the format `spec` (e.g. ".3f", "+.3f", ",.2f"); "" when missing."""
@@ -24,3 +26,18 @@ def as_text(frame: pd.DataFrame, formats: Mapping[str, str]) -> pd.DataFrame:
     for column, spec in formats.items():
         out[column] = [formatted(v, spec) for v in out[column]]
     return out
+
+
+def display_column(values: pd.Series) -> pd.Series:
+    """A column of table cells as a reader wants it: whole numbers as integers (never
+    "1984.000000") when every cell holds one, else the text the table holds (cell_text)
+    with empty cells blank: an integer column with a gap is text, since a missing
+    integer would be drawn as "None"."""
+    if len(values) and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return values.astype("Int64")
+    return values.map(lambda v: "" if _empty(v) else cell_text(v)).astype(object)
+
+
+def _empty(value: object) -> bool:
+    """None, or the NaN pandas puts in its place in a numeric column."""
+    return value is None or (isinstance(value, float) and value != value)

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from target_core.datasets.chunking import document_of, is_passage, table_or_document
-from target_core.serialize import cell_text, table_text
+from target_core.serialize import table_text
 from target_core.tokens import TokenCounter, get_counter
 from target_core.types import (
     VIEW_PRESETS,
@@ -26,6 +26,7 @@ from target_core.types import (
     TableView,
     table_ref,
 )
+from target_core.views.cells import display_column
 
 
 @dataclass(frozen=True)
@@ -219,25 +220,11 @@ def table_frame(table: Table, limit: int | None = None) -> pd.DataFrame:
     rows = table.rows if limit is None else table.rows[:limit]
     # column by column from the cells themselves: a DataFrame built from rows turns an
     # integer column with an empty cell into floats (1984 -> 1984.0) before we see it
-    columns = [_display_column(pd.Series([row[i] if i < len(row) else None for row in rows],
+    columns = [display_column(pd.Series([row[i] if i < len(row) else None for row in rows],
                                          dtype=object)) for i in range(len(names))]
     frame = pd.DataFrame(dict(enumerate(columns)), index=pd.RangeIndex(len(rows)))
     frame.columns = names
     return frame
-
-
-def _display_column(values: pd.Series) -> pd.Series:
-    """A column as a reader wants it: whole numbers as integers (never "1984.000000"),
-    empty cells blank, everything else as the text the table holds (cell_text)."""
-    present = [v for v in values if not _empty(v)]
-    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
-        return values.map(lambda v: None if _empty(v) else v).astype("Int64")
-    return values.map(lambda v: "" if _empty(v) else cell_text(v)).astype(object)
-
-
-def _empty(value: object) -> bool:
-    """None, or the NaN pandas puts in its place in a numeric column."""
-    return value is None or (isinstance(value, float) and value != value)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from target_core.analysis.leaderboard import recall_curves
 from target_core.analysis.paper import PAPER_DATASETS, PAPER_TABLE2, PaperCell, PaperDataset
+from target_core.datasets.registry import DatasetInfo
 from target_core.engine.reproduce import Baseline
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError
@@ -19,8 +20,8 @@ from target_core.views.cells import as_text
 from target_core.views.links import run_queries_link
 from target_core.views.plots import recall_at_k_curves
 
-__all__ = ["PAPER_DEFAULT", "REPRODUCTION_COLUMNS", "corpus_note", "default_paper",
-           "paper_dataset", "reproduction_curves", "reproduction_frame"]
+__all__ = ["PAPER_DEFAULT", "REPRODUCTION_COLUMNS", "corpus_note", "default_dataset",
+           "default_paper", "paper_dataset", "reproduction_curves", "reproduction_frame"]
 
 REPRODUCTION_COLUMNS = ["method", "ours R", "paper R", "Δ R", "ours ms", "paper ms",
                         "ours answers", "paper answers", "Δ answers", "follows", "note",
@@ -113,6 +114,12 @@ def corpus_note(name: str, n_tables: int, n_queries: int, paper: str) -> str:
 
 PAPER_DEFAULT = {"qa": "FeTaQA", "fact": "TabFact", "sql": "Spider", "retrieval": "FeTaQA"}
 """The paper dataset a dataset of each task is compared with unless chosen."""
+
+
+def default_dataset(infos: Sequence[DatasetInfo]) -> str | None:
+    """The dataset the reproduction opens on without a choice: the first with tables
+    (TARGET's Table 2 is over tables; a text corpus such as demo-docs has none)."""
+    return next((i.name for i in infos if i.tables and not i.error), None)
 
 
 def default_paper(task: str) -> str:

@@ -82,14 +82,16 @@ def _extra(run: RunRecord, column: str) -> float | None:
 
 
 def runs_table(runs: Sequence[RunRecord]) -> pd.DataFrame:
-    """runs_frame as the Run page shows it: the answer score and GTR's 0-1 scores as text
-    with 3 decimals, VES with 2, reply tokens and ms with 1, blank for a run without
-    them (a null cell is drawn as "None"); an extra column only when some run has it."""
+    """runs_frame as the Run page shows it: R@k, MRR, the answer score and GTR's 0-1
+    scores as text with 3 decimals, VES and ms p50 with 2, reply tokens and ms with 1,
+    blank for a run without them (a running or cancelled run has no metrics yet; a null
+    cell is drawn as "None"); an extra column only when some run has it."""
     frame = runs_frame(runs)
     frame = frame.drop(columns=[c for c in EXTRA_COLUMNS if frame[c].isna().all()])
     formats = {c: ".2f" if c == "VES" else ".1f" if c in ("reply tokens", "response ms")
                else ".3f" for c in EXTRA_COLUMNS if c in frame.columns}
-    return as_text(frame, {"answers": ".3f", **formats})
+    return as_text(frame, {"R@k": ".3f", "mrr": ".3f", "ms p50": ".2f", "answers": ".3f",
+                           **formats})
 
 
 def failed_banner(run: RunRecord) -> str | None:
