@@ -1,9 +1,10 @@
 """Overview: the leaderboard in the layout of TARGET's Table 2 and recall@k curves as in
-its Figure 2, over the stored runs; filter by dataset and task."""
+its Figure 2, over the stored runs, one dataset at a time."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -16,18 +17,23 @@ from target_core.errors import TargetError
 from target_core.views.overview import (
     complete_runs,
     curves_view,
+    dataset_table,
     failed_runs_note,
+    fold_variants,
     leaderboard_significance_ids,
     leaderboard_view,
-    overview_filters,
+    newest_dataset,
     row_choices,
     select_runs,
     significance_of,
     slice_view,
+    split_answer_extras,
+    text_widths,
 )
 from target_core.views.reproduce import (
     REPRODUCTION_FORMATS,
     corpus_note,
+    default_dataset,
     default_paper,
     reproduction_curves,
     reproduction_table,
@@ -38,6 +44,24 @@ from target_core.views.reproduce import (
 def _vs_best(workspace: str, run_ids: tuple[str, ...]) -> dict[str, VsBest]:
     """Keyed on the leaderboard's run ids: complete runs never change."""
     return significance_of(resources.store(), run_ids)
+
+
+def leaderboard_columns(widths: dict[str, int]) -> dict[str, Any]:
+    """Widths that show every label and verdict whole (views.overview.text_widths)."""
+    width = widths.__getitem__
+    config: dict[str, Any] = {
+        c: st.column_config.TextColumn(c, width=width(c)) for c in ("retriever", "view")}
+    for column in widths:
+        if column.endswith(" vs best"):
+            config[column] = st.column_config.TextColumn(
+                column, width=width(column), help="Against the best row of the column: "
+                "\"≠ best\" (Holm p < 0.05) or \"n.s.\"; the next column has the p-values "
+                "and the test.")
+        elif column.endswith(" p (Holm)"):
+            config[column] = st.column_config.TextColumn(
+                column, width=width(column), help="The unadjusted p (which no other row "
+                "changes), then the Holm-adjusted p the verdict uses, and the test.")
+    return config
 
 
 def vs_best(runs: Sequence[RunRecord]) -> dict[str, VsBest]:
@@ -53,7 +77,8 @@ def reproduction() -> None:
     cols = st.columns(4)
     name = url.url_selectbox("Dataset", resources.dataset_names(), param="dataset",
                              key="repro-dataset", where=cols[0], kind="dataset",
-                             stick="dataset")
+                             stick="dataset",
+                             default=default_dataset(resources.dataset_infos()))
     try:
         dataset = resources.load_by_name(name)
     except TargetError as exc:
@@ -119,6 +144,7 @@ if mode == "reproduce":
     reproduction()
     st.stop()
 runs = complete_runs(store)
+jobs.under_way()  # runs queued or running: how many, linked to their Run pages
 if failed_note := failed_runs_note(store):
     st.warning(failed_note, icon=":material/error:")
 if not runs:
@@ -127,65 +153,85 @@ if not runs:
     st.page_link("pages/run.py", label="Go to Run", icon=":material/play_arrow:")
     st.stop()
 
-cols = st.columns(2)
-filters = overview_filters(runs)
-chosen_tasks = cols[1].multiselect("Tasks", filters.tasks, default=filters.tasks,
-                                   key="overview-tasks")
-in_task = filters.datasets(chosen_tasks)
-chosen = cols[0].multiselect("Datasets", in_task, default=in_task, key="overview-datasets")
-retrievers, views = row_choices(select_runs(runs, chosen, chosen_tasks))
-cols = st.columns(2)
-chosen_retrievers = cols[0].multiselect(
-    "Retrievers", retrievers, default=retrievers, key="overview-retrievers",
+datasets = sorted({r.config.dataset for r in runs})
+cols = st.columns([2, 4, 2])
+name = str(url.url_selectbox("Dataset", datasets, param="dataset", key="overview-dataset",
+                         where=cols[0], default=newest_dataset(runs), kind="dataset",
+                         among="the datasets with complete runs", stick="overview-dataset",
+                         help="One dataset at a time; it opens on the newest run's."))
+every_variant = cols[2].toggle(
+    "Show every view variant", key="overview-variants",
+    help="Ablation (table view) and haystack (distractor) runs are folded under their "
+    "base run (default view, no distractors) unless shown here.")
+of_dataset = [r for r in runs if r.config.dataset == name]
+folding = fold_variants(of_dataset)
+shown_runs = of_dataset if every_variant else folding.runs
+retrievers, views = row_choices(shown_runs)
+chosen_retrievers = cols[1].multiselect(
+    "Retrievers", retrievers, default=retrievers,
+    key=f"overview-retrievers-{name}-{every_variant}",
     help="The rows shown are the family of the \"vs best\" tests: a row left out "
     "changes no other row's adjusted p.")
-chosen_views = cols[1].multiselect("Table views", views, default=views,
-                                   key="overview-views")
-selected = select_runs(runs, chosen, chosen_tasks, chosen_retrievers, chosen_views)
-slices.check_link(chosen, "the chosen datasets")  # a bad ?slice= stops here
+chosen_views = (views if len(views) < 2 else cols[2].multiselect(
+    "Table views", views, default=views, key=f"overview-views-{name}-{every_variant}"))
+selected = select_runs(shown_runs, [name], [r.task for r in of_dataset[:1]],
+                       chosen_retrievers, chosen_views)
+slices.check_link([name], "the chosen dataset")  # a bad ?slice= stops here
 
 board = leaderboard_view(store, selected, vs_best)
+table, bold = dataset_table(board, name, None if every_variant else folding.folded)
 st.subheader("Leaderboard")
-st.caption("Rows: retriever (→ generator) and table view (and k, for runs of one dataset "
-           "that differ only in k). R@c is TARGET's recall, as everywhere here (gold tables "
-           "found within c / gold tables, over all queries): R@10 for QA and fact "
-           "verification; for text-to-SQL "
-           "R@1 is database-level as in TARGET's Table 2 (the top table's database is the "
-           "gold database) and \"R@1 tables\" the table-level recall@1; ms = mean retrieval time "
-           "per query; SB = corpus sacreBLEU, P/R/F1 = weighted fact-verification scores, "
-           "EX = execution accuracy, VES = BIRD's valid efficiency score; for QA, GTR's answer "
-           "metrics: R-1/R-2/R-L P = ROUGE-1/2/L precision, SAS (MiniLM cosine) = semantic "
-           "answer similarity by MiniLM embeddings (SAS proper uses a cross-encoder), "
-           "truthful = the newest judge's rating, reply tokens (o200k) and response ms per "
-           "answer. Oracle and no-context runs have no retrieval columns: "
-           "their generator did not read the retrieved tables. \"heuristic\" is the offline "
-           "baseline generator (no model). Best of each column in bold. "
-           "The newest complete run of each configuration counts. \"vs best\": each "
-           "row's per-query recall against the best row of its column on the same "
-           "queries (exact McNemar test when every per-query recall is 0 or 1, else a "
-           "paired randomization test), Holm-adjusted over the rows shown for that dataset "
-           "(choose them with the filters above; runs not shown never count); "
-           "\"≠ best\" means Holm p < 0.05, \"n.s.\" not significant; each marker names its "
-           "test (the metric is the column's recall). \"p (Holm)\": the unadjusted p, "
-           "then the Holm-adjusted one. The Compare page tests hit@k and MRR "
-           "per pair instead, so "
-           "its p-values for the same two runs differ."
-           + (f" {board.family_note}." if board.family_note else ""))
-if board.empty:
+folded_note = ("" if every_variant or not folding.hidden else
+               f" {folding.hidden} view variant(s) folded under their base row.")
+st.caption("Best of each column in bold; \"vs best\" tests each row's recall against the "
+           "best row's on the same queries." + (f" {board.family_note}." if board.family_note
+                                               else "") + folded_note)
+with st.expander("How to read this table"):
+    st.markdown(
+        "Rows: retriever (→ generator) and table view (and k, for runs that differ only in "
+        "k); \"(+N variants)\" counts the ablation and haystack runs folded under a base "
+        "row (\"Show every view variant\" lists them). R@c is TARGET's recall, as "
+        "everywhere here (gold tables found within c / gold tables, over all queries): "
+        "R@10 for QA and fact verification; for text-to-SQL R@1 is database-level as in "
+        "TARGET's Table 2 (the top table's database is the gold database) and \"R@1 "
+        "tables\" the table-level recall@1; ms = mean retrieval time per query; SB = "
+        "corpus sacreBLEU, P/R/F1 = weighted fact-verification scores, EX = execution "
+        "accuracy, VES = BIRD's valid efficiency score; for QA, GTR's answer metrics: "
+        "R-1/R-2/R-L P = ROUGE-1/2/L precision, SAS (MiniLM cosine) = semantic answer "
+        "similarity by MiniLM embeddings (SAS proper uses a cross-encoder), truthful = the "
+        "newest judge's rating, reply tokens (o200k) and response ms per answer. Oracle "
+        "and no-context runs have no retrieval columns: their generator did not read the "
+        "retrieved tables. \"heuristic\" is the offline baseline generator (no model). "
+        "The newest complete run of each configuration counts.\n\n"
+        "\"vs best\": each row's per-query recall against the best row of its column on "
+        "the same queries (exact McNemar test when every per-query recall is 0 or 1, else "
+        "a paired randomization test), Holm-adjusted over the rows shown (choose them with "
+        "the filters above; runs not shown never count); \"≠ best\" means Holm p < 0.05, "
+        "\"n.s.\" not significant. \"p (Holm)\": the unadjusted p, then the adjusted one, "
+        "and the test. The Compare page tests hit@k and MRR per pair instead, so its "
+        "p-values for the same two runs differ.")
+if table.empty:
     st.info("No runs match the filters.")
 else:
-    styled = board.shown.style.apply(
-        lambda column: ["font-weight: 700" if b else "" for b in board.bold[column.name]])
-    st.dataframe(styled, width="stretch")
+    (table, bold), (answers, answers_bold) = split_answer_extras(table, bold)
+    for frame, mask in ((table, bold), (answers, answers_bold)):
+        if frame.empty:
+            continue
+        if frame is answers:
+            st.caption("GTR's answer metrics of the rows with a generator (in bold the "
+                       "best; reply tokens are not ranked).")
+        styled = frame.style.apply(
+            lambda column, mask=mask: ["font-weight: 700" if b else ""
+                                       for b in mask[column.name]])
+        st.dataframe(styled, hide_index=True, width="stretch",
+                     column_config=leaderboard_columns(text_widths(frame)))
 
 st.subheader("Recall@k")
-if chosen:
-    name = st.selectbox("Dataset", chosen, key="overview-curve-dataset")
-    curves = curves_view(store, selected, name)
-    st.plotly_chart(curves.figure, width="stretch")
-    st.caption(f"Mean recall@k (the mean over queries of each query's recall; R@k sums "
-               f"over gold tables) for k = 1…top-k of each run (TARGET's Figure 2); the paper "
-               f"reports this dataset's task at k = {curves.paper_cutoff}.")
-    slices.slice_section(
-        name, lambda metadata, field: slice_view(store, selected, name, metadata, field),
-        key=f"overview-slice-{name}")
+curves = curves_view(store, selected, name)
+st.plotly_chart(curves.figure, width="stretch")
+st.caption(f"Mean recall@k (the mean over queries of each query's recall; R@k sums "
+           f"over gold tables) for k = 1…top-k of each run (TARGET's Figure 2); the paper "
+           f"reports this dataset's task at k = {curves.paper_cutoff}.")
+slices.slice_section(
+    name, lambda metadata, field: slice_view(store, selected, name, metadata, field),
+    key=f"overview-slice-{name}")

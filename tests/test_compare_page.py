@@ -107,7 +107,7 @@ def test_a_verdict_does_not_move_with_runs_the_leaderboard_does_not_show(store) 
         return row[("hand", "R@10 vs best")], row[("hand", "R@10 p (Holm)")], view.family_note
 
     before = cells([shown])
-    assert before == ("≠ best (McNemar)", f"{p:.3g} ({p:.3g})",
+    assert before == ("≠ best", f"{p:.3g} ({p:.3g}) · McNemar",
                       "Holm over the 2 runs shown on hand")
     header_only = TableView(rows=0)  # an ablation's variants, as good as the best
     for retriever in ("bm25", "tfidf"):
@@ -115,7 +115,7 @@ def test_a_verdict_does_not_move_with_runs_the_leaderboard_does_not_show(store) 
     assert row_choices(store.list_runs())[1] == sorted([shown, header_only.label])
     assert cells([shown]) == before  # not shown: not in the family
     # shown, they join the family: the verdict moves, and the caption and raw p say why
-    assert cells(None) == ("n.s. (McNemar)", f"{p:.3g} ({3 * p:.3g})",
+    assert cells(None) == ("n.s.", f"{p:.3g} ({3 * p:.3g}) · McNemar",
                            "Holm over the 4 runs shown on hand")
     assert leaderboard_view(store, store.list_runs()).shown.loc[
         ("bm25", shown), ("hand", "R@10 vs best")] == "best"
@@ -368,29 +368,31 @@ def test_picking_runs_updates_the_url(app, runs) -> None:
 
 def test_overview_marks_rows_against_the_best(app, runs) -> None:
     at = app(page="pages/overview.py")
-    board = at.dataframe[0].value
-    column = ("handmade-qa", "R@10 vs best")
-    assert column in board.columns
+    board = at.dataframe[0].value  # one dataset's columns, by metric name
+    assert at.selectbox(key="overview-dataset").value == "handmade-qa"
+    assert "R@10 vs best" in board.columns
     # bm25 and tfidf both find everything: one is the best, the other is not different;
-    # no-context has no recall
-    assert sorted(board[column]) == ["best", "n.s. (McNemar)", "–"]
-    assert sorted(board[("handmade-qa", "R@10 p (Holm)")]) == ["1 (1)", "–", "–"]
-    assert "Holm over the 2 runs shown on handmade-qa" in at.caption[0].value
+    # no-context has no recall. The verdict is short; the p-values and test beside it
+    assert sorted(board["R@10 vs best"]) == ["best", "n.s.", "–"]
+    assert sorted(board["R@10 p (Holm)"]) == ["1 (1) · McNemar", "–", "–"]
+    assert any("Holm over the 2 runs shown on handmade-qa" in c.value for c in at.caption)
 
 
 def test_overview_shows_a_run_made_by_path_under_its_datasets_name(
         app, runs, tmp_path: Path, handmade_dir: Path) -> None:
     """Regression (issue 25, item 7): a run made with the dataset's folder path had a
     column group of its own on the Overview, named by the path."""
+    import shutil
+
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
-
-    import shutil
 
     folder = shutil.copytree(handmade_dir, tmp_path / "elsewhere" / "copy")  # not listed
     by_path = run_retrieval(RunConfig(str(folder), "bm25", top_k=5),
                             settings=load_settings(tmp_path / "ws")).run
     assert by_path.config.dataset == str(folder)
-    board = app(page="pages/overview.py").dataframe[0].value
-    assert {dataset for dataset, _ in board.columns} == {"handmade-qa"}
-    assert ("bm25", "default · k=5") in board.index  # the path's run, in that column
+    at = app(page="pages/overview.py")
+    assert at.selectbox(key="overview-dataset").options == ["handmade-qa"]
+    board = at.dataframe[0].value
+    rows = set(zip(board["retriever"], board["view"], strict=True))
+    assert ("bm25", "default · k=5") in rows  # the path's run, in that column

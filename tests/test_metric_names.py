@@ -105,10 +105,10 @@ def _pages(runs: dict[str, RunRecord]) -> Seen:
         return at
 
     seen: Seen = []
-    board = start("pages/overview.py").dataframe[0].value
+    board = start("pages/overview.py").dataframe[0].value  # one dataset: flat columns
     seen += _frame_pairs("Overview", board.drop(columns=[c for c in board.columns
-                                                         if c[-1] != "R@10"]),
-                         lambda index, row: by_name.get(index[0]))
+                                                         if c != "R@10"]),
+                         lambda index, row: by_name.get(board.at[index, "retriever"]))
     runs_list = start("pages/run.py").dataframe[0].value
     runs_list = runs_list.rename(columns={"R@k": "R@10"})  # both runs have k = 10
     seen += _frame_pairs("Run page", runs_list.drop(columns=["run_id", "k"]),

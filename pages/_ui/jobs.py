@@ -19,6 +19,7 @@ from target_core.engine.jobs import Job, JobStore
 from target_core.engine.workers import cancel, launch_run, resume, resume_interrupted
 from target_core.errors import TargetError
 from target_core.types import Dataset, RunConfig
+from target_core.views.jobs import group_jobs, under_way_note
 from target_core.views.links import job_link
 
 POLL_S = 2.0
@@ -76,6 +77,22 @@ def job_line(job: Job, key: str) -> None:
                   help="Start a new worker: it resumes the run, keeping finished queries.")
 
 
+def queued_line(job: Job, key: str) -> None:
+    """A queued job in one line: its label and a Cancel button."""
+    text, button = st.columns([7, 1], vertical_alignment="center")
+    text.markdown(f"{plain(job.label)} · {_link(job)}")
+    button.button("", key=f"{key}-cancel-{job.job_id}", on_click=_cancel, args=(job.job_id,),
+                  icon=":material/cancel:", type="tertiary",
+                  help="Cancel this queued job: it never starts.")
+
+
+def under_way() -> None:
+    """An info line naming how many runs are queued or running, linked to their Run
+    pages; nothing when none is (the Overview, above its leaderboard)."""
+    if note := under_way_note(_jobs(None)):
+        st.info(note, icon=":material/pending:")
+
+
 def _looked(key: str) -> str:
     return f"_jobs-looked-{key}"
 
@@ -96,13 +113,18 @@ def _listing(dataset: str | None, key: str, heading: str | None, watched: tuple[
         return
     if heading:
         st.markdown(heading)
-    done = [job for job in jobs if job.status == "done"]
-    for job in jobs:
-        if job.status != "done":  # active, or needing the user: failed, cancelled...
-            job_line(job, key)
-    if done:  # finished well: one short line each, folded, so the list stays short
-        with st.expander(f"{len(done)} finished", icon=":material/check_circle:"):
-            st.markdown("\n".join(f"- {plain(job.label)} · {_link(job)}" for job in done))
+    groups = group_jobs(jobs)
+    for job in groups.shown:  # running, or needing the user: failed, cancelled...
+        job_line(job, key)
+    if groups.queued:  # waiting for a slot: one line each, folded, so the page's
+        # pickers stay in view however many wait
+        with st.expander(groups.queued_heading, icon=":material/schedule:"):
+            for job in groups.queued:
+                queued_line(job, key)
+    if groups.done:  # finished well: one short line each, folded, so the list stays short
+        with st.expander(groups.done_heading, icon=":material/check_circle:"):
+            st.markdown("\n".join(f"- {plain(job.label)} · {_link(job)}"
+                                   for job in groups.done))
 
 
 def job_list(dataset: str | None = None, *, key: str, heading: str | None = None) -> None:

@@ -36,6 +36,7 @@ from typing import Any
 import sqlite_utils
 
 from target_core.errors import UnknownNameError
+from target_core.progress import UNCOUNTED
 from target_core.types import RunConfig
 
 STATUSES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
@@ -122,7 +123,10 @@ class Job:
         return self.config.label if self.kind == "run" else f"draft {self.spec['name']}"
 
     def describe(self) -> str:
-        """One line: status and progress, e.g. 'running: retrieving 12/60'."""
+        """One line: status and progress, e.g. 'running: retrieving 12/60', or the step
+        after the last query by its name ('running: scoring answers')."""
+        if self.status == "running" and self.what in UNCOUNTED and not self.cancel_requested:
+            return f"running: {self.what}"
         if self.status == "running" and self.total:
             return f"running: {self.what} {self.done:,}/{self.total:,}"
         if self.status in ("failed", "interrupted") and self.error:

@@ -49,7 +49,7 @@ from target_core.metrics.retrieval import (
     pooled_target_metrics,
 )
 from target_core.metrics.tasks import ANSWER_TASKS, task_rules
-from target_core.progress import Progress, no_progress
+from target_core.progress import SCORING, SCORING_ANSWERS, Progress, no_progress
 from target_core.retrievers import build_retriever
 from target_core.retrievers.base import Retriever, rank_in
 from target_core.retrievers.llm_calls import LLMCalls, llm_call_notes, llm_calls_info
@@ -207,6 +207,8 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
             _same_reply_settings(run, generator)
         n_new = _execute(config, dataset, retriever, generator, queries, store, run, progress,
                          batch_size, settings, distractors)
+        # the step after the last query has its own name, not "N/N" (which reads as done)
+        progress(len(queries), len(queries), SCORING if generator is None else SCORING_ANSWERS)
         metrics = run_metrics(store, run, dataset)
         _record_returned_lists(store, run)
         failed = failure_reason(store.generation_errors(run.run_id),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -16,7 +17,7 @@ from typing import Any
 
 from target_core.config import PROJECT_ROOT, Settings
 from target_core.engine.jobs import Job, JobStore
-from target_core.engine.store import RunRecord
+from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import Cancelled, TargetError
 from target_core.progress import Progress
 from target_core.types import Dataset, RunConfig
@@ -27,6 +28,8 @@ PROGRESS_EVERY_S = 0.5
 """How often a worker writes its progress (and so notices a cancel), at most."""
 POLL_S = 0.5
 """How often a queued worker looks for a free slot."""
+WORKER_NICENESS = 10
+"""Workers run this much below the launching process's priority (where `nice` exists)."""
 
 
 
@@ -45,7 +48,7 @@ def _reap_child(process: subprocess.Popen[bytes]) -> None:
     threading.Thread(target=process.wait, daemon=True, name="job-reaper").start()
 
 
-def spawn_worker(job: Job, settings: Settings) -> int:
+def spawn_worker(job: Job, settings: Settings, jobs: JobStore | None = None) -> int:
     """Start the detached worker of `job`; its output goes to workspace/jobs/JOB_ID.log."""
     logs = Path(settings.workspace) / "jobs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -53,44 +56,56 @@ def spawn_worker(job: Job, settings: Settings) -> int:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT),
                                                     env.get("PYTHONPATH", "")) if p)
     cwd = job.cwd if Path(job.cwd).is_dir() else str(PROJECT_ROOT)
+    # below the dashboard's priority: a dozen workers starting at once (a second of CPU
+    # each) must not starve the page that launched them; `nice` execs, so the pid holds
+    nice = [path, "-n", str(WORKER_NICENESS)] if (path := shutil.which("nice")) else []
     with open(logs / f"{job.job_id}.log", "ab") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "target_core", "worker", job.job_id,
+            [*nice, sys.executable, "-m", "target_core", "worker", job.job_id,
              "--workspace", str(Path(settings.workspace).resolve())],
             cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
             start_new_session=True)
     _reap_child(process)  # no zombie while the launching process lives
-    JobStore.in_workspace(settings.workspace).set_pid(job.job_id, process.pid)
+    (jobs or JobStore.in_workspace(settings.workspace)).set_pid(job.job_id, process.pid)
     return process.pid
 
 
 def launch_run(config: RunConfig, *, settings: Settings, fresh: bool = False,
-               dataset: Dataset | None = None) -> Launch:
+               dataset: Dataset | None = None, build_check: bool = True,
+               stores: tuple[JobStore, RunStore] | None = None) -> Launch:
     """Launch `config` as a job. A configuration complete already is not run again
     (unless `fresh`): its run is returned. A job of the same configuration that is queued
     or running is returned instead of a second one; an interrupted one is resumed.
-    Raises TargetError for an unknown dataset or retriever before anything starts."""
+    Raises TargetError for an unknown dataset or retriever before anything starts, and,
+    with `build_check`, for a retriever that cannot be built (e.g. no API key). Building
+    imports the retriever's libraries and opens its stores (seconds on a cold dashboard):
+    launchers of built-in offline retrievers skip it, and a retriever that then cannot
+    be built fails its job with the reason. `stores` (the workspace's job and run
+    stores, opened once by a caller launching many) saves reopening them per launch."""
     from target_core.datasets import load_dataset, registered_name
     from target_core.engine.runner import with_task_defaults
-    from target_core.engine.store import RunStore
-    from target_core.retrievers import build_retriever
+    from target_core.retrievers import RETRIEVERS, build_retriever
 
     config = replace(config, dataset=registered_name(config.dataset, settings))
     dataset = dataset or load_dataset(config.dataset, settings)
-    build_retriever(config.retriever, settings)
+    if build_check:
+        build_retriever(config.retriever, settings)
+    else:
+        RETRIEVERS.parse(config.retriever)  # an unknown name still stops here
     if not fresh:
-        done = RunStore.in_workspace(settings.workspace).complete_run(
+        runs = stores[1] if stores else RunStore.in_workspace(settings.workspace)
+        done = runs.complete_run(
             with_task_defaults(config, dataset.task), dataset.fingerprint)
         if done is not None:
             return Launch(None, reused_run=done)
-    jobs = JobStore.in_workspace(settings.workspace)
+    jobs = stores[0] if stores else JobStore.in_workspace(settings.workspace)
     jobs.reap()
     if (same := jobs.active_like(config)) is not None:
         if same.status == "interrupted":
             return Launch(resume(same.job_id, settings), existing=True)
         return Launch(same, existing=True)
     job = jobs.create(config, fresh=fresh)
-    spawn_worker(job, settings)
+    spawn_worker(job, settings, jobs)
     return Launch(jobs.get(job.job_id))
 
 

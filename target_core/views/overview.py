@@ -22,10 +22,11 @@ from target_core.analysis.leaderboard import (
     leaderboard,
     recall_curves,
 )
-from target_core.analysis.significance import VsBest, significant_vs_best
+from target_core.analysis.significance import TEST_NAMES, VsBest, significant_vs_best
 from target_core.analysis.slices import SliceView, by_slice
 from target_core.engine.store import RunRecord, RunStore
-from target_core.metrics.tasks import task_rules
+from target_core.metrics.tasks import QA_EXTRAS, task_rules
+from target_core.types import TableView
 from target_core.views.plots import recall_at_k_curves
 
 Significance = Callable[[Sequence[RunRecord]], dict[str, VsBest]]
@@ -33,21 +34,11 @@ Significance = Callable[[Sequence[RunRecord]], dict[str, VsBest]]
 
 
 @dataclass(frozen=True)
-class OverviewFilters:
-    """What the filters offer: the tasks with complete runs, and the datasets of each."""
-
-    tasks: list[str]
-    datasets_by_task: dict[str, list[str]]
-
-    def datasets(self, tasks: Sequence[str]) -> list[str]:
-        return sorted({d for t in tasks for d in self.datasets_by_task.get(t, [])})
-
-
-@dataclass(frozen=True)
 class LeaderboardView:
     board: Leaderboard
     shown: pd.DataFrame
-    """Text cells, a "vs best" and a "p (Holm)" column after each tested recall column."""
+    """Text cells, a "vs best" column (verdict) and a "p (Holm)" column (the p-values and
+    the test) after each tested recall column."""
     bold: pd.DataFrame
     """Same shape as `shown`: True where the cell is the best of its column."""
     families: dict[str, int] = field(default_factory=dict)
@@ -88,13 +79,6 @@ def failed_runs_note(store: RunStore, limit: int = 5) -> str | None:
     more = f"; and {len(failed) - limit} more" if len(failed) > limit else ""
     return (f"{len(failed)} failed run(s) are left out of the leaderboard and the "
             f"curves: {named}{more}.")
-
-
-def overview_filters(runs: Sequence[RunRecord]) -> OverviewFilters:
-    by_task: dict[str, set[str]] = {}
-    for run in runs:
-        by_task.setdefault(run.task, set()).add(run.config.dataset)
-    return OverviewFilters(sorted(by_task), {t: sorted(d) for t, d in by_task.items()})
 
 
 def row_choices(runs: Sequence[RunRecord]) -> tuple[list[str], list[str]]:
@@ -158,8 +142,8 @@ def leaderboard_view(store: RunStore, runs: Sequence[RunRecord],
         families[dataset] = max(t.n_rows for t in found if t is not None)
         at = column_pairs(shown).index((dataset, metric)) + 1
         for offset, (name, cells) in enumerate((
-                ("vs best", ["–" if t is None else t.marker for t in found]),
-                ("p (Holm)", ["–" if t is None else t.p_text for t in found]))):
+                ("vs best", ["–" if t is None else verdict(t) for t in found]),
+                ("p (Holm)", ["–" if t is None else p_detail(t) for t in found]))):
             shown.insert(at + offset, (dataset, f"{metric} {name}"), cells)
             bold.insert(at + offset, (dataset, f"{metric} {name}"), False)
     return LeaderboardView(board, shown, bold, families)
@@ -187,3 +171,112 @@ def slice_view(store: RunStore, runs: Sequence[RunRecord], dataset: str,
     of each configuration on `dataset`."""
     latest = [r for r in latest_complete(runs) if r.config.dataset == dataset]
     return by_slice(store, latest, metadata, field, run_names(latest))
+
+
+def newest_dataset(runs: Sequence[RunRecord]) -> str | None:
+    """The dataset of the newest run: the one the Overview opens on; None without runs."""
+    return max(runs, key=lambda r: r.created_at).config.dataset if runs else None
+
+
+def is_view_variant(run: RunRecord) -> bool:
+    """An ablation's or a haystack's run: a table view other than the default, or
+    distractor tables in the corpus."""
+    return run.config.haystack is not None or run.config.view != TableView()
+
+
+def _family(run: RunRecord) -> tuple[str, str, str]:
+    generation = run.config.generation
+    return (run.config.dataset, run.config.retriever,
+            "" if generation is None else repr(sorted(generation.to_dict().items())))
+
+
+@dataclass(frozen=True)
+class FoldedRuns:
+    runs: list[RunRecord]
+    """The runs to show: every run but the view variants of a base run among them."""
+    folded: dict[str, int] = field(default_factory=dict)
+    """The base row's retriever label -> how many variant configurations it folds."""
+
+    @property
+    def hidden(self) -> int:
+        return sum(self.folded.values())
+
+
+def fold_variants(runs: Sequence[RunRecord]) -> FoldedRuns:
+    """`runs` without the view variants (is_view_variant) of a configuration whose base
+    run (default view, no distractors, same retriever and generator) is among them; a
+    variant without its base stays, as the only row of its configuration."""
+    bases = {_family(r): r for r in runs if not is_view_variant(r)}
+    kept: list[RunRecord] = []
+    hidden: dict[str, set[tuple[str, str | None, int]]] = {}
+    for run in runs:
+        base = bases.get(_family(run)) if is_view_variant(run) else None
+        if base is None:
+            kept.append(run)
+        else:
+            hidden.setdefault(base.config.label, set()).add(
+                (run.config.view.key, run.config.haystack, run.config.top_k))
+    return FoldedRuns(kept, {label: len(keys) for label, keys in hidden.items()})
+
+
+def verdict(test: VsBest) -> str:
+    """A "vs best" cell: "best", "≠ best" (Holm p < 0.05) or "n.s."; the p-values and the
+    test have their own cell (p_detail)."""
+    if test.is_best or test.p_holm is None:
+        return "best"
+    return "≠ best" if test.significant else "n.s."
+
+
+def p_detail(test: VsBest) -> str:
+    """A "p (Holm)" cell: "p (Holm p) · test", e.g. "0.044 (0.154) · McNemar"; "–" for
+    the best row."""
+    if test.p_text == "–":
+        return "–"
+    return f"{test.p_text} · {TEST_NAMES.get(test.test, test.test)}"
+
+
+def dataset_table(view: LeaderboardView, dataset: str, folded: dict[str, int] | None = None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The leaderboard's columns of `dataset` as a flat frame (columns "retriever",
+    "view", then the metrics by name; `view` holds the runs of `dataset` only) and its
+    bold mask; a base row that folds variants says how many in its view cell."""
+    columns = [c for c in view.shown.columns if label_pair(c)[0] == dataset]
+    if view.empty or not columns:
+        return pd.DataFrame(), pd.DataFrame()
+    shown, bold = view.shown.loc[:, columns], view.bold.loc[:, columns]
+    shown.columns = bold.columns = [label_pair(c)[1] for c in columns]
+    rows = [label_pair(i) for i in shown.index]
+    names = [f"{variant} (+{folded[label]} variants)" if folded and folded.get(label)
+             and variant.startswith(TableView().label) else variant for label, variant in rows]
+    labels = pd.DataFrame({"retriever": [r for r, _ in rows], "view": names})
+    shown = pd.concat([labels, shown.reset_index(drop=True)], axis=1)
+    bold = pd.concat([pd.DataFrame(False, index=labels.index, columns=labels.columns),
+                      bold.reset_index(drop=True)], axis=1)
+    return shown, bold
+
+
+GTR_COLUMNS: tuple[str, ...] = tuple(column for column, _ in QA_EXTRAS)
+"""GTR's answer metrics: a table of their own below the leaderboard, which then fits a
+1,500-pixel screen."""
+
+
+def split_answer_extras(shown: pd.DataFrame, bold: pd.DataFrame
+                        ) -> tuple[tuple[pd.DataFrame, pd.DataFrame],
+                                   tuple[pd.DataFrame, pd.DataFrame]]:
+    """dataset_table's frame and mask as (the Table 2 columns) and (GTR's answer metrics
+    of the rows that have any, with the row labels); the second is empty without them."""
+    extras = [c for c in shown.columns if c in GTR_COLUMNS]
+    labels = ["retriever", "view"]
+    main = (shown.drop(columns=extras), bold.drop(columns=extras))
+    if not extras:
+        return main, (pd.DataFrame(), pd.DataFrame())
+    rows = [bool((row != "–").any()) for _, row in shown.loc[:, extras].iterrows()]
+    return main, (shown.loc[rows, labels + extras].reset_index(drop=True),
+                  bold.loc[rows, labels + extras].reset_index(drop=True))
+
+
+def text_widths(frame: pd.DataFrame, px_per_char: float = 6.8, most: int = 420
+                ) -> dict[str, int]:
+    """Column -> pixels that show its header and its longest cell whole."""
+    return {str(c): min(most, 20 + int(px_per_char * max(
+        [len(str(c)), *(len(str(v)) for v in frame[c])]))) for c in frame.columns}

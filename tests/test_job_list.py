@@ -1,0 +1,104 @@
+"""Feedback at once after a click that starts work: the job list folds its queued jobs
+(one line each) so the page's pickers stay in view, the step after the last query has
+its own name instead of "N/N", the Overview says how many runs are under way, and the
+Home page's demo-suite button shows its jobs in the sidebar on the same click."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from target_core.config import load_settings
+from target_core.engine.jobs import JobStore
+from target_core.engine.runner import run_retrieval
+from target_core.progress import SCORING, SCORING_ANSWERS
+from target_core.types import GenerationConfig, RunConfig
+from target_core.views.jobs import group_jobs, under_way_note
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _queue(workspace: Path, n: int, dataset: str = "demo-qa") -> list[str]:
+    """n queued run jobs without a worker (queued moments ago: being spawned)."""
+    store = JobStore.in_workspace(workspace)
+    return [store.create(RunConfig(dataset, "bm25", limit=10 + i)).job_id for i in range(n)]
+
+
+def test_queued_jobs_fold_and_running_ones_stay_shown(tmp_path: Path) -> None:
+    store = JobStore.in_workspace(tmp_path)
+    ids = _queue(tmp_path, 4)
+    store.update(ids[1], status="running", total=60, done=12, what="retrieving")
+    store.update(ids[2], status="done")
+    groups = group_jobs(store.list_jobs())
+    assert [j.job_id for j in groups.shown] == [ids[1]]
+    assert [j.job_id for j in groups.queued] == [ids[0], ids[3]]  # oldest first
+    assert [j.job_id for j in groups.done] == [ids[2]]
+    assert groups.queued_heading == "2 queued"
+
+
+def test_the_step_after_the_last_query_is_named_not_counted(tmp_path: Path) -> None:
+    store = JobStore.in_workspace(tmp_path)
+    (job_id,) = _queue(tmp_path, 1)
+    store.update(job_id, status="running", done=260, total=260, what=SCORING_ANSWERS)
+    assert store.get(job_id).describe() == "running: scoring answers"
+    store.update(job_id, what="retrieving + generating", done=259)
+    assert store.get(job_id).describe() == "running: retrieving + generating 259/260"
+
+
+@pytest.mark.parametrize(("generation", "step"), [
+    (GenerationConfig("heuristic"), SCORING_ANSWERS), (None, SCORING)])
+def test_a_run_reports_its_scoring_step_after_the_last_query(
+        tmp_path: Path, generation: GenerationConfig | None, step: str) -> None:
+    reported: list[tuple[int, int, str]] = []
+    run_retrieval(RunConfig("demo-qa", "bm25", limit=6, generation=generation),
+                  settings=load_settings(tmp_path / "ws"),
+                  progress=lambda done, total, what: reported.append((done, total, what)))
+    assert reported[-1] == (6, 6, step)
+    assert reported[-2][2] != step  # the queries' own step came first
+
+
+def test_under_way_note_counts_and_links_each_dataset(tmp_path: Path) -> None:
+    store = JobStore.in_workspace(tmp_path)
+    assert under_way_note(store.list_jobs()) is None
+    ids = _queue(tmp_path, 3) + _queue(tmp_path, 1, dataset="demo-sql")
+    store.update(ids[0], status="running")
+    store.update(ids[1], status="done")
+    note = under_way_note(store.list_jobs())
+    assert note is not None
+    assert note.startswith("3 run(s) under way (1 running, 2 queued)")
+    assert "[demo-qa](run?dataset=demo-qa) 2" in note
+    assert "[demo-sql](run?dataset=demo-sql) 1" in note
+
+
+def test_sidebar_folds_ten_queued_jobs_and_overview_says_they_are_coming(
+        app, tmp_path: Path) -> None:
+    _queue(tmp_path / "ws", 10)
+    at = app(page="pages/overview.py")
+    (folded,) = [e for e in at.sidebar.expander if e.label == "10 queued"]
+    assert len(folded.markdown) == 10  # one line each
+    assert not at.sidebar.get("progress")  # no bar for a job that has not started
+    assert any(i.value.startswith("10 run(s) under way (0 running, 10 queued)")
+               for i in at.info), [i.value for i in at.info]
+
+
+def test_home_demo_suite_lists_its_jobs_in_the_sidebar_on_the_click(
+        app, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Launching is faked (queued jobs, no workers): the real suite takes minutes."""
+    import target_core.engine.suite as suite
+    from target_core.engine.workers import Launch
+
+    def fake(settings):
+        store = JobStore.in_workspace(settings.workspace)
+        return [Launch(store.create(config)) for config in suite.demo_suite_configs()]
+
+    monkeypatch.setattr(suite, "launch_demo_suite", fake)
+    app(page="pages/home.py")  # the workspace and caches as every page test has them
+    # from the default route, as a first visit opens it: app.py runs on every rerun
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    assert not at.sidebar.expander
+    at.button(key="home-demo-suite").click().run()
+    assert not at.exception and not at.error
+    assert "12 queued" in [e.label for e in at.sidebar.expander]
+    assert "12 run(s) launched" in at.success[0].value
