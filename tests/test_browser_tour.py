@@ -108,9 +108,10 @@ def test_every_page_with_its_main_action(tmp_path: Path) -> None:
         # Benchmark builder: sample, accept one pair, see the acceptance rate.
         screenshots.visit(page, f"{base}/benchmark_builder")
         page.get_by_role("button", name="Sample and write questions").click()
-        page.get_by_text("Review it in tab 2").wait_for(timeout=LONG)
+        review = page.get_by_role("button", name="Review draft")
+        review.wait_for(timeout=LONG)
         _check(page, out, "benchmark_sample")
-        page.get_by_role("tab", name="2 · Review").click()
+        review.click()  # opens the new draft in Review
         screenshots.settle(page)
         page.get_by_role("button", name="Accept", exact=True).click()
         screenshots.settle(page, 1500)
