@@ -18,7 +18,8 @@ def test_home_lists_every_dataset_with_a_link(app) -> None:
     frame = at.dataframe[0].value
     assert {"demo-qa", "demo-fact", "demo-sql", "handmade-qa"} <= set(frame["name"])
     row = frame.set_index("name").loc["handmade-qa"]
-    assert row["tables"] == "4" and row["browse"] == "datasets?dataset=handmade-qa"  # text: blank if it fails
+    # counts are text (blank when a dataset fails to load)
+    assert row["tables"] == "4" and row["browse"] == "datasets?dataset=handmade-qa"
 
 
 def _metric(at: AppTest, label: str) -> str:
