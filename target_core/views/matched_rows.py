@@ -1,49 +1,26 @@
 """Which rows matched: for one query of a `rows` run (retrievers/rows.py), the best rows
 of each retrieved table, and of each gold table it missed, with their cosines.
 
-The run stores its ranked tables, not its rows: the rows are found again by rebuilding
-the run's retriever over the run's texts, whose index is cached (Chroma, named by the
-texts), so this embeds only the query. Rebuilt retrievers are kept per process, keyed by
-(workspace, Chroma server, spec, the run's text fingerprint). A dataset that changed
-since the run gives other texts: then its rows are not matched again (StaleRowsError).
+The run stores its ranked tables, not its rows: the rows are found again by opening the
+run's retriever again (engine/reopen.py: over the run's texts, its Chroma index reused,
+so this embeds only the query). A dataset that changed since the run gives other texts:
+then its rows are not matched again (reopen.StaleIndexError).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import pandas as pd
 
 from target_core.config import Settings
+from target_core.engine.reopen import open_run
 from target_core.engine.store import QueryResult, RunRecord
 from target_core.errors import TargetError
 from target_core.retrievers.rows import MATCHED_ROWS, RowsRetriever, row_texts
-from target_core.serialize import texts_fingerprint, visible_rows
-from target_core.types import Table, TableKey, table_ref
+from target_core.serialize import visible_rows
+from target_core.types import Table, table_ref
 from target_core.views.datasets import table_frame
-
-CACHED_RETRIEVERS = 4
-
-
-class StaleRowsError(TargetError):
-    """The run's dataset now gives other texts than the run indexed."""
-
-    def __init__(self, run_id: str, stored: str, now: str) -> None:
-        super().__init__(f"run {run_id} indexed texts {stored}, its dataset now gives "
-                         f"{now}: the dataset changed, so its rows cannot be matched again")
-
-
-@dataclass(frozen=True)
-class _Opened:
-    retriever: RowsRetriever
-    tables: tuple[Table, ...]
-    position: dict[TableKey, int]
-
-
-_cache: OrderedDict[tuple[str, ...], _Opened] = OrderedDict()
-_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -78,50 +55,21 @@ def is_rows_run(run: RunRecord) -> bool:
         return False
 
 
-def _opened(run: RunRecord, settings: Settings) -> _Opened:
-    """The run's retriever with its index open (cached per process)."""
-    from target_core.datasets import load_dataset
-    from target_core.engine.haystack import haystack_distractors
-    from target_core.retrievers import build_retriever
-
-    key = (str(settings.workspace), str(settings.chroma_host), str(settings.chroma_port),
-           run.config.retriever, run.text_fingerprint)
-    with _lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-    dataset = load_dataset(run.config.dataset, settings)
-    # the corpus as the runner built it: a haystack's distractors come last
-    tables = dataset.tables + haystack_distractors(dataset, run.config.haystack,
-                                                   settings).tables
-    retriever = build_retriever(run.config.retriever, settings)
-    if not isinstance(retriever, RowsRetriever):
-        raise TargetError(f"run {run.run_id}'s retriever '{run.config.retriever}' does not "
-                          "index rows")
-    texts = retriever.prepare_texts(tables, run.config.view)
-    if (now := texts_fingerprint(texts)) != run.text_fingerprint:
-        raise StaleRowsError(run.run_id, run.text_fingerprint, now)
-    retriever.index(texts, corpus_key=now)  # cached: embeds nothing the run embedded
-    opened = _Opened(retriever, tables, {t.key: i for i, t in enumerate(tables)})
-    with _lock:
-        _cache[key] = opened
-        while len(_cache) > CACHED_RETRIEVERS:
-            _cache.popitem(last=False)
-    return opened
-
-
 def matched_rows_view(run: RunRecord, result: QueryResult, query: str, settings: Settings,
                       *, per_table: int = MATCHED_ROWS) -> list[MatchedTable] | None:
     """Each retrieved table's `per_table` best rows for `query`, in rank order, then each
     gold table the run missed; None when the run's retriever is not rows-based. Raises
-    TargetError when the dataset changed since the run (StaleRowsError)."""
+    TargetError when the dataset changed since the run (reopen.StaleIndexError)."""
     if not is_rows_run(run):
         return None
-    opened = _opened(run, settings)
+    opened = open_run(run, settings)
+    if not isinstance(opened.retriever, RowsRetriever):
+        raise TargetError(f"run {run.run_id}'s retriever '{run.config.retriever}' does not "
+                          "index rows")
     ranked = [key for key, _ in result.ranked]
     missed = [key for key in result.gold if key not in set(ranked)]
     keys = [key for key in ranked + missed if key in opened.position]
-    with _lock:  # the retriever keeps the last query's vector: one caller at a time
+    with opened.lock:  # the retriever keeps the last query's vector: one caller at a time
         found = opened.retriever.matched_rows(query, [opened.position[k] for k in keys],
                                               per_table)
     rank = {key: i for i, key in enumerate(ranked, start=1)}
