@@ -41,8 +41,15 @@ def test_editing_a_failed_query_shows_the_gold_tables_new_ranks(tmp_path: Path) 
         screenshots.visit(page, f"{base}/query?run={run.run_id}&query={query.query_id}")
         page.get_by_role("heading", name="What if?").scroll_into_view_if_needed()
         page.get_by_label("Query text", exact=True).fill(edited)
-        page.get_by_label("Table view", exact=True).click()
-        page.get_by_role("option", name="title on", exact=True).click()
+        option = page.get_by_role("option", name="title on", exact=True)
+        for _ in range(5):  # a rerun still drawing the page can close the list: open again
+            page.get_by_label("Table view", exact=True).click()
+            try:
+                option.wait_for(timeout=5000)
+                break
+            except Exception:  # noqa: BLE001 - playwright's TimeoutError; try again
+                screenshots.settle(page)
+        option.click()
         page.get_by_role("button", name="Probe", exact=True).click()
         screenshots.settle(page)
         assert page.locator("[data-testid='stException']").count() == 0

@@ -36,7 +36,8 @@ def test_datasets_text_output(tmp_path: Path) -> None:
     result = run_cli("datasets", "--workspace", str(tmp_path))
     assert result.returncode == 0
     header = result.stdout.splitlines()[0].split()
-    assert header == ["name", "task", "tables", "queries", "databases", "kind", "source"]
+    assert header == ["name", "task", "tables", "passages", "queries", "databases", "kind",
+                      "source"]
     assert "demo-sql" in result.stdout
 
 
