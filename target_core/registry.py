@@ -105,6 +105,10 @@ class Entry(Generic[T]):
     paid_model: Callable[[str], str | None] = no_paid_model
     """paid_model(argument): the model an API bills per token for this spec (priced in
     costs.py when known), or None when it runs locally."""
+    embeds_view: bool = False
+    """Each table's view text, whole, is embedded by the spec's embedder part (dense,
+    hybrid's dense side): so that embedder's input window decides what of a table it
+    read (analysis/dense_window.py). Not so for summaries, rows or hypothetical tables."""
     version: str = ""
     """Set (or bumped) when this family's results change for the same spec, e.g. a new
     default; part of a run's key, so a run made by the old code is never reused or

@@ -41,12 +41,8 @@ from target_core.errors import TargetError
 from target_core.serialize import cell_text, table_text, visible_rows
 from target_core.types import Query, Table, TableView
 
-__all__ = ["DENSE_FAMILIES", "EvidenceCell", "TableWindow", "Window", "beyond_window",
+__all__ = ["EvidenceCell", "TableWindow", "Window", "beyond_window",
            "dense_embedder", "evidence_cells", "row_end", "table_window", "window_for"]
-
-DENSE_FAMILIES = ("dense", "hybrid")
-"""Retriever families that embed the view's text of each table (hybrid: its dense side);
-summary and hyse embed generated text, rows one text per row (its own window each)."""
 
 MIN_ANSWER_CELL = 3
 """Characters a cell needs before its text found in a sentence answer counts."""
@@ -72,7 +68,7 @@ def dense_embedder(retriever_spec: str) -> str | None:
         entry, arg = RETRIEVERS.parse(retriever_spec)
     except TargetError:
         return None
-    if entry.name not in DENSE_FAMILIES:
+    if not entry.embeds_view:
         return None
     return next((p.spec for p in entry.parts(arg) if p.kind == "embedder"), None)
 

@@ -37,7 +37,13 @@ from target_core.datasets.chunking import (
     chunk_document,
     document_key,
 )
-from target_core.datasets.folder import gc_paused, inside, iter_jsonl, read_meta
+from target_core.datasets.folder import (
+    gc_paused,
+    inside,
+    iter_jsonl,
+    iter_text_lines,
+    read_meta,
+)
 from target_core.datasets.records import Where, assemble, identifier
 from target_core.errors import DatasetError
 from target_core.types import Dataset, Query, Table
@@ -116,38 +122,28 @@ def read_qrels(path: Path, query_ids: Mapping[str, Where], documents: Mapping[st
     """query id -> {corpus id: score} from a BEIR qrels TSV, in file order. A first line
     whose score is not an integer is the header. Unknown ids, a malformed line or a pair
     judged twice raise DatasetError naming the line and column."""
-    if not path.is_file():
-        raise DatasetError("file not found", path=path)
     qrels: dict[str, dict[str, int]] = {}
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            where = Where(str(path), number)
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError:
-                raise where.error("not valid UTF-8; save the file as UTF-8") from None
-            if not text.strip():
-                continue
-            cells = text.rstrip("\r\n").split("\t")
-            if len(cells) != 3:
-                raise where.error(f"expected 3 tab-separated columns (query-id, corpus-id, "
-                                  f"score), got {len(cells)}")
-            query_id, doc_id, score_text = (c.strip() for c in cells)
-            try:
-                score = int(score_text)
-            except ValueError:
-                if number == 1:
-                    continue  # the header
-                raise where.error(f"must be an integer, got {score_text!r}", "score") from None
-            if query_id not in query_ids:
-                raise where.error(f"query {query_id!r} is not in {QUERIES_FILE}", "query-id")
-            if doc_id not in documents:
-                raise where.error(f"document {doc_id!r} is not in {CORPUS_FILE}", "corpus-id")
-            judged = qrels.setdefault(query_id, {})
-            if doc_id in judged:
-                raise where.error(f"query {query_id!r} judges document {doc_id!r} twice",
-                                  "corpus-id")
-            judged[doc_id] = score
+    for where, text in iter_text_lines(path):
+        cells = text.rstrip("\r\n").split("\t")
+        if len(cells) != 3:
+            raise where.error(f"expected 3 tab-separated columns (query-id, corpus-id, "
+                              f"score), got {len(cells)}")
+        query_id, doc_id, score_text = (c.strip() for c in cells)
+        try:
+            score = int(score_text)
+        except ValueError:
+            if where.line == 1:
+                continue  # the header
+            raise where.error(f"must be an integer, got {score_text!r}", "score") from None
+        if query_id not in query_ids:
+            raise where.error(f"query {query_id!r} is not in {QUERIES_FILE}", "query-id")
+        if doc_id not in documents:
+            raise where.error(f"document {doc_id!r} is not in {CORPUS_FILE}", "corpus-id")
+        judged = qrels.setdefault(query_id, {})
+        if doc_id in judged:
+            raise where.error(f"query {query_id!r} judges document {doc_id!r} twice",
+                              "corpus-id")
+        judged[doc_id] = score
     return qrels
 
 

@@ -93,8 +93,9 @@ def lone_surrogate(record: Any) -> tuple[str, str] | None:
     return None
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[Where, Any]]:
-    """Yield (where, record) for each non-blank line; a bad line raises DatasetError.
+def iter_text_lines(path: Path) -> Iterator[tuple[Where, str]]:
+    """Yield (where, text) for each non-blank line of a UTF-8 text file (a BOM on the
+    first line is dropped); a missing file or a non-UTF-8 byte raises DatasetError.
 
     The file is read as bytes and decoded line by line, so a non-UTF-8 byte is reported
     with its line number rather than as an anonymous decode failure.
@@ -111,25 +112,30 @@ def iter_jsonl(path: Path) -> Iterator[tuple[Where, Any]]:
             except UnicodeDecodeError as exc:
                 raise where.error(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
                                   f"{exc.start + 1}); save the file as UTF-8") from None
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise where.error(f"malformed JSON: {exc.msg.removesuffix(' at')} at column "
-                                  f"{exc.colno}") from None
-            except RecursionError:
-                raise where.error("malformed JSON: nested too deeply") from None
-            except ValueError as exc:  # an integer beyond Python's 4,300-digit limit
-                raise where.error(f"malformed JSON: {str(exc).partition('; use sys')[0]}") \
-                    from None
-            if _SURROGATE_ESCAPE.search(text):
-                found = lone_surrogate(record)
-                if found is not None:
-                    raise where.error(f"holds the escape \\u{ord(found[1]):04x}, half of a "
-                                      f"UTF-16 surrogate pair without its other half; it is "
-                                      f"not a character", found[0] or None)
-            yield where, record
+            if text.strip():
+                yield where, text
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[Where, Any]]:
+    """Yield (where, record) for each non-blank line; a bad line raises DatasetError."""
+    for where, text in iter_text_lines(path):
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise where.error(f"malformed JSON: {exc.msg.removesuffix(' at')} at column "
+                              f"{exc.colno}") from None
+        except RecursionError:
+            raise where.error("malformed JSON: nested too deeply") from None
+        except ValueError as exc:  # an integer beyond Python's 4,300-digit limit
+            raise where.error(f"malformed JSON: {str(exc).partition('; use sys')[0]}") \
+                from None
+        if _SURROGATE_ESCAPE.search(text):
+            found = lone_surrogate(record)
+            if found is not None:
+                raise where.error(f"holds the escape \\u{ord(found[1]):04x}, half of a "
+                                  f"UTF-16 surrogate pair without its other half; it is "
+                                  f"not a character", found[0] or None)
+        yield where, record
 
 
 def read_meta(path: Path) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from target_core.datasets.chunking import DOCUMENTS_DB, document_key, is_passage
+from target_core.datasets.folder import iter_text_lines
 from target_core.datasets.records import Where
 from target_core.errors import ConfigError, DatasetError
 from target_core.types import Dataset, RunConfig, TableKey
@@ -127,22 +128,12 @@ class DocIds:
 
 def _lines(path: str | Path, columns: int, names: str) -> Iterator[tuple[Where, list[str]]]:
     """(where, cells) of each non-blank line with exactly `columns` cells."""
-    if not Path(path).is_file():
-        raise DatasetError("file not found", path=path)
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            where = Where(str(path), number)
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError:
-                raise where.error("not valid UTF-8; save the file as UTF-8") from None
-            cells = text.split()
-            if not cells:
-                continue
-            if len(cells) != columns:
-                raise where.error(f"expected {columns} white-space separated columns "
-                                  f"({names}), got {len(cells)}")
-            yield where, cells
+    for where, text in iter_text_lines(Path(path)):
+        cells = text.split()
+        if len(cells) != columns:
+            raise where.error(f"expected {columns} white-space separated columns "
+                              f"({names}), got {len(cells)}")
+        yield where, cells
 
 
 def trec_order(entries: list[tuple[str, float]]) -> list[tuple[str, float]]:

@@ -155,11 +155,12 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
           _no_context, ("no-context",)),
     Entry("dense", "embeddings in Chroma, cosine: dense:minilm (local, offline) or "
           "dense:openai[/MODEL]", _dense, ("dense:minilm", "dense:openai"),
-          parts=_embedder_part),
+          parts=_embedder_part, embeds_view=True),
     Entry("hybrid", "fusion of bm25 and dense (hybrid[:EMBEDDER][:OPTIONS], default "
           "minilm, CombMNZ of z-scores; options method, norm, w, k, tune=recall@K)",
           _hybrid, ("hybrid", "hybrid:openai", "hybrid:minilm:method=rrf,k=60"),
-          parts=_hybrid_parts, version="2"),  # 2: the default became CombMNZ of z-scores
+          parts=_hybrid_parts, embeds_view=True,
+          version="2"),  # 2: the default became CombMNZ of z-scores
     Entry("summary", "generated table summaries embedded in Chroma, the LlamaIndex "
           "baseline (summary:EMBEDDER[@GENERATOR], default minilm@heuristic)", _summary,
           ("summary:minilm", "summary:openai@openai:gpt-4o-mini"), parts=_summary_parts),
