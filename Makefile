@@ -32,7 +32,7 @@ install-run: $(RUN_STAMP)
 install: $(STAMP)
 
 run: install-run
-	$(BIN)/streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS)
+	$(BIN)/python pages/_ui/launch.py --server.port $(PORT) --server.address $(ADDRESS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -36,12 +36,14 @@ def free_port() -> int:
 
 @contextmanager
 def serve_app(env: dict[str, str] | None = None, timeout: float = 90,
-              root: Path = ROOT) -> Iterator[str]:
-    """Run `streamlit run app.py` in `root` (the dashboard's folder unless given) on a
-    free loopback port; yield its base URL."""
+              root: Path = ROOT, plain: bool = False) -> Iterator[str]:
+    """Start the dashboard as `make run` does (pages/_ui/launch.py), or plain `streamlit
+    run app.py` in another `root`, on a free loopback port; yield its base URL."""
     port = free_port()
+    start = (["pages/_ui/launch.py"] if root == ROOT and not plain
+             else ["-m", "streamlit", "run", "app.py"])
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+        [sys.executable, *start, "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
         cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
         env={**os.environ, **(env or {})})

@@ -15,7 +15,9 @@ Streamlit offers no supported way out while the page files stay in `pages/`: no 
 option reads the flag (client.showSidebarNavigation only hides the legacy menu), and
 declaring pages differently in app.py (st.Page with callables) cannot help, because
 app.py is not what runs. Streamlit's maintainers advise naming the folder anything but
-`pages/`; here the name is fixed. tests/test_shell.py pins the flag's meaning in the
+`pages/`; here the name is fixed. launch.py, which `make run` and `serve` use, sets the
+flag before the first session, so frame() only reroutes under a plain `streamlit run`.
+tests/test_shell.py pins the flag's meaning in the
 installed Streamlit and checks a deep link into a fresh server, so an upgrade that
 changes any of this fails loudly instead of silently bringing the legacy mode back.
 """

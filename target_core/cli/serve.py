@@ -1,5 +1,6 @@
 """`serve`: the dashboard, as `streamlit run` of the app.py this package carries (the
-repository's, or the copy in an installed wheel: config.APP_DIR), from any directory."""
+repository's, or the copy in an installed wheel: config.APP_DIR), from any directory,
+through pages/_ui/launch.py (no legacy pages-folder mode on a first deep link)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from target_core.errors import ConfigError
 
 def serve_command(args: argparse.Namespace) -> list[str]:
     """The command line `serve` replaces itself with."""
-    app = APP_DIR / "app.py"
-    if not app.is_file():
-        raise ConfigError(f"the dashboard is missing: {app} not found (reinstall the package)")
+    app, launcher = APP_DIR / "app.py", APP_DIR / "pages" / "_ui" / "launch.py"
+    for path in (app, launcher):
+        if not path.is_file():
+            raise ConfigError(f"the dashboard is missing: {path} not found "
+                              "(reinstall the package)")
     if importlib.util.find_spec("streamlit") is None:
         raise ConfigError("streamlit is not installed in this Python environment "
                           f"({sys.executable})")
-    command = [sys.executable, "-m", "streamlit", "run", str(app),
+    command = [sys.executable, str(launcher),
                "--server.port", str(args.port), "--server.address", args.address]
     if args.headless:
         command += ["--server.headless", "true"]
