@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from target_core.cli import options
 from target_core.cli.format import ProgressBar, format_rows
 from target_core.config import load_settings
 from target_core.errors import ConfigError
@@ -300,68 +301,12 @@ ANALYSIS_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = 
 }
 
 
-def analysis_arguments(name: str, command: argparse.ArgumentParser) -> None:
-    if name == "compare":
-        command.add_argument("run_ids", nargs="+", metavar="RUN_ID",
-                             help="two or more runs on one dataset; the first is the "
-                                  "baseline")
-        command.add_argument("--k", type=int, help="hit@k cutoff (default: the largest "
-                             "of 1, 3, 5, 10 within every run's top_k)")
-        command.add_argument("--html", metavar="PATH", help="also write a standalone HTML "
-                             "report (plots embedded, opens offline)")
-        command.add_argument("--csv", metavar="PATH", help="also write per-query outcomes "
-                             "of every run as CSV")
-    elif name == "ablate":
-        command.add_argument("--dataset", required=True, help="dataset name or folder path")
-        command.add_argument("--retriever", required=True, help="retriever spec, e.g. bm25")
-        command.add_argument("--top-k", type=int, default=10, help="tables retrieved per query")
-        command.add_argument("--limit", type=int, help="a seeded sample of N queries")
-        command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
-        command.add_argument("--rows", help="rows settings, comma-separated: all, N, 0 "
-                             "(header only); default all,100,0")
-        command.add_argument("--schema", action="store_true",
-                             help="also the base view with each table's schema context "
-                                  "(primary and foreign keys, column descriptions)")
-        command.add_argument("--formats", help="formats, comma-separated (default "
-                             "markdown,csv,json; the first rows setting with the title)")
-        command.add_argument("--progress", action="store_true",
-                             help="draw progress even when stderr is not a terminal")
-        command.add_argument("--detach", action="store_true",
-                             help="launch the missing runs as jobs in worker processes: "
-                                  "print their ids and return (follow them with `jobs`)")
-    elif name == "failures":
-        command.add_argument("run_id")
-        command.add_argument("--k", type=int, help="cutoff (default: the run's top_k, at "
-                             "most 10)")
-        command.add_argument("--definitions", action="store_true",
-                             help="print each category's definition")
-    elif name == "reproduce":
-        command.add_argument("--dataset", required=True, help="dataset name or folder path")
-        command.add_argument("--paper", required=True,
-                             help="the paper's dataset to compare with: OTTQA, FeTaQA, "
-                                  "TabFact, Spider or BIRD")
-        command.add_argument("--generator", help="answer every query too (heuristic, "
-                             "openai[:MODEL], ...): the downstream columns and No context")
-        command.add_argument("--embedder", default="minilm", help="for the embedding and "
-                             "LlamaIndex rows (the paper's: openai, text-embedding-3-small)")
-        command.add_argument("--summarizer", default="heuristic",
-                             help="generator of LlamaIndex's table summaries")
-        command.add_argument("--prompt-set", default="appendix-d", metavar="NAME",
-                             help="the generator's prompts: appendix-d (the paper, default) "
-                                  "or target-code (TARGET's current code)")
-        command.add_argument("--ours", action="store_true",
-                             help="add our stronger settings as rows of their own ('ours: "
-                                  "bm25 over cells', embeddings with titles, ...)")
-        command.add_argument("--limit", type=int, help="a seeded sample of N queries")
-        command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
-        command.add_argument("--progress", action="store_true",
-                             help="draw progress even when stderr is not a terminal")
-        command.add_argument("--detach", action="store_true",
-                             help="launch the missing runs as jobs in worker processes: "
-                                  "print their ids and return (follow them with `jobs`)")
-    elif name == "attribution":
-        command.add_argument("run_id", help="a run with a generator and retrieved context")
-        command.add_argument("--oracle", metavar="RUN_ID", help="the oracle-context run of "
-                             "the same generator (default: the newest one stored)")
-        command.add_argument("--k", type=int, help="gold counts as retrieved within the "
-                             "first k tables (default: the tables the generator was given)")
+ANALYSIS_ARGUMENTS: options.CommandArguments = {
+    "compare": ("RUN_IDS", "k:compare", "html", "csv"),
+    "ablate": ("dataset", "retriever:ablate", "top-k", *options.SAMPLE, "rows:ablate",
+               "schema", "formats", *options.launch("runs")),
+    "failures": ("RUN_ID", "k:failures", "definitions"),
+    "reproduce": ("dataset", "paper", "generator:reproduce", "embedder", "summarizer",
+                  "prompt-set:reproduce", "ours", *options.SAMPLE, *options.launch("runs")),
+    "attribution": ("RUN_ID:attribution", "oracle", "k:attribution"),
+}

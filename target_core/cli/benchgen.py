@@ -24,11 +24,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from target_core.cli import options
 from target_core.cli.format import ProgressBar, format_rows
 from target_core.config import load_settings
 from target_core.errors import ConfigError
-
-ACTIONS = ("sample", "drafts", "review", "export", "evaluate")
 
 
 def _reference(text: str | None) -> date | None:
@@ -207,12 +206,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-_ACTIONS = {"sample": cmd_sample, "drafts": cmd_drafts, "review": cmd_review,
-            "export": cmd_export, "evaluate": cmd_evaluate}
+ACTIONS = {"sample": cmd_sample, "drafts": cmd_drafts, "review": cmd_review,
+           "export": cmd_export, "evaluate": cmd_evaluate}
+"""`benchgen`'s actions: the choices of ACTION:benchgen in cli/options.py."""
 
 
 def cmd_benchgen(args: argparse.Namespace) -> int:
-    return _ACTIONS[args.action](args)
+    return ACTIONS[args.action](args)
 
 
 BENCHGEN_COMMANDS = {
@@ -222,39 +222,9 @@ BENCHGEN_COMMANDS = {
 }
 
 
-def benchgen_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("action", choices=ACTIONS, help="sample: templates -> SQL -> "
-                         "questions; drafts: list drafts; review DRAFT; export DRAFT; "
-                         "evaluate RUN")
-    command.add_argument("target", nargs="?", help="the draft (review, export) or run "
-                         "(evaluate)")
-    command.add_argument("--dataset", default="demo-sql",
-                         help="sample: dataset whose SQLite databases are sampled "
-                         "(default demo-sql)")
-    command.add_argument("--database", help="sample: only the templates of this database")
-    command.add_argument("--templates", help="sample: template file or folder (default: "
-                         "the examples in data/benchgen/templates)")
-    command.add_argument("--n", type=int, default=5, help="sample: queries kept per template")
-    command.add_argument("--seed", type=int, default=0)
-    command.add_argument("--reference-date", help="sample: resolve relative time references "
-                         "against this date (default: per template, from the data)")
-    command.add_argument("--writer", default="template", help="sample: template (offline "
-                         "baseline) or openai[:MODEL]")
-    command.add_argument("--judge", default="round-trip", help="sample: round-trip "
-                         "(offline) or openai[:MODEL]")
-    command.add_argument("--draft", help="sample: save the draft under this name for review")
-    command.add_argument("--replace", action="store_true",
-                         help="sample: replace a draft of the same name")
-    command.add_argument("--out", help="sample: also write the draft as JSON Lines here")
-    command.add_argument("--progress", action="store_true", help="sample: a progress bar")
-    command.add_argument("--accept-automatic", action="store_true", help="review: accept "
-                         "pending pairs the automatic validation passed (the round trip, and "
-                         "the judge when one ran), reject those it failed; a pair the "
-                         "round trip failed is never accepted")
-    command.add_argument("--accept", type=int, nargs="+", metavar="PAIR",
-                         help="review: accept these pair ids")
-    command.add_argument("--reject", type=int, nargs="+", metavar="PAIR",
-                         help="review: reject these pair ids")
-    command.add_argument("--name", help="export: the new dataset's name")
-    command.add_argument("--overwrite", action="store_true",
-                         help="export: replace an earlier export of the same name")
+BENCHGEN_ARGUMENTS: options.CommandArguments = {
+    "benchgen": ("ACTION:benchgen", "TARGET:benchgen", "dataset:benchgen", "database",
+                 "templates", "n", "seed:benchgen", "reference-date", "writer",
+                 "judge:benchgen", "draft", "replace", "out:benchgen", "progress:benchgen",
+                 "accept-automatic", "accept", "reject", "name:benchgen", "overwrite"),
+}

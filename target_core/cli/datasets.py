@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 
+from target_core.cli import options
 from target_core.cli.format import format_rows
 from target_core.config import load_settings
 from target_core.errors import ConfigError
@@ -14,17 +15,9 @@ from target_core.errors import ConfigError
 LIST_COLUMNS = ["name", "task", "tables", "passages", "queries", "databases", "kind", "source"]
 
 
-def datasets_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("action", nargs="?", choices=["add", "remove"],
-                         help="add: register a dataset folder or a zip/tar archive of one in "
-                              "the workspace (validated first); remove: forget an added "
-                              "dataset (an unpacked archive is deleted, a folder is left)")
-    command.add_argument("target", nargs="?", metavar="PATH|NAME",
-                         help="for add: a dataset folder or archive; for remove: its name")
-    command.add_argument("--name", help="for add: the name to register it under (default: "
-                                        "the name in its dataset.json, else its folder's)")
-    command.add_argument("--remote", action="store_true",
-                         help="also list TARGET's hub datasets (not downloaded)")
+DATASETS_ARGUMENTS: options.CommandArguments = {
+    "datasets": ("ACTION:datasets", "TARGET:datasets", "name:datasets", "remote"),
+}
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from target_core.cli import options
 from target_core.cli.format import format_rows
 from target_core.config import load_settings
 
@@ -84,9 +85,4 @@ EXPLAIN_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
 }
 
 
-def explain_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("run_id", metavar="RUN_ID", help="a run id (see `runs`)")
-    command.add_argument("query_id", metavar="QUERY_ID", help="a query id of that run")
-    command.add_argument("--against", metavar="TABLE",
-                         help="the table compared with the gold, DATABASE/TABLE (default: "
-                              "the table ranked first)")
+EXPLAIN_ARGUMENTS: options.CommandArguments = {"explain": ("RUN_ID", "QUERY_ID", "against")}

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Callable
 
+from target_core.cli import options
 from target_core.cli.format import ProgressBar, format_rows
 from target_core.config import load_settings
 
@@ -70,21 +71,7 @@ HAYSTACK_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = 
 }
 
 
-def haystack_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("dataset", help="dataset name or folder path")
-    command.add_argument("--retriever", action="append",
-                         help="a retriever spec; repeat for several (default: bm25)")
-    command.add_argument("--source", required=True,
-                         help="where distractors come from: dataset names or folders, "
-                              "comma-separated (e.g. demo-fact,demo-sql)")
-    command.add_argument("--sizes", help="numbers of distractors, comma-separated "
-                         "(e.g. 0,100,1k; default: 0, 30, 100, 300, 1k, ... and the whole "
-                         "pool)")
-    command.add_argument("--seed", type=int, default=0, help="seed of the distractor draw")
-    command.add_argument("--top-k", type=int, default=10, help="tables retrieved per query")
-    command.add_argument("--limit", type=int, help="a seeded sample of N queries")
-    command.add_argument("--progress", action="store_true",
-                         help="draw progress even when stderr is not a terminal")
-    command.add_argument("--detach", action="store_true",
-                         help="launch the missing points as jobs in worker processes: "
-                              "print their ids and return (follow them with `jobs`)")
+HAYSTACK_ARGUMENTS: options.CommandArguments = {
+    "haystack": ("DATASET", "retriever:haystack", "source", "sizes", "seed:haystack", "top-k",
+                 "limit", *options.launch("points")),
+}

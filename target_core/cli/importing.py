@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from target_core.cli import options
 from target_core.cli.format import run_summary
 from target_core.config import load_settings
 from target_core.errors import ConfigError
@@ -103,30 +104,7 @@ IMPORT_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
 }
 
 
-def import_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("path", help="TARGET retrieval or downstream results (JSON Lines), "
-                         "or TARGET's results folder (<dir>/<dataset_name>/<k>.jsonl); "
-                         "with --format trec a TREC run file (qid Q0 docid rank score tag)")
-    command.add_argument("--format", choices=("target", "trec"), default="target",
-                         help="target: TARGET's results (default); trec: a TREC run file, "
-                         "ordered as trec_eval orders it, on --dataset")
-    command.add_argument("--qrels", help="with --format trec: TREC qrels (qid iter docid "
-                         "rel), checked against the dataset's gold; the run keeps the "
-                         "queries they judge")
-    command.add_argument("--downstream", help="TARGET downstream results of the same "
-                         "queries (a file, or a folder like PATH), added to the retrieval "
-                         "results")
-    command.add_argument("--dataset", action="append", metavar="[NAME=]DATASET",
-                         help="dataset name or path (default: the file's dataset_name; "
-                         "TARGET's names fetaqa, ottqa, tabfact, spider-test and "
-                         "bird-validation are its hub datasets unless a dataset here has "
-                         "that name); NAME=DATASET, repeatable, gives the dataset of the "
-                         "<NAME>/ folder of a results folder")
-    command.add_argument("--label", help="name of the imported retriever (default: the "
-                         "folder holding <dataset_name>/, else the file's name)")
-    command.add_argument("--top-k", type=int, help="the k the results were retrieved at "
-                         "(default: the file's name <k>.jsonl, else the longest list, with "
-                         "a warning)")
-    command.add_argument("--partial", action="store_true", help="when the downstream file "
-                         "holds other queries than the retrieval file, import only the "
-                         "queries both hold (default: refuse)")
+IMPORT_ARGUMENTS: options.CommandArguments = {
+    "import": ("PATH", "format:import", "qrels", "downstream", "dataset:import", "label",
+               "top-k:import", "partial"),
+}

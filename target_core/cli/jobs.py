@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from target_core.cli import options
 from target_core.cli.format import format_rows
 from target_core.config import load_settings
 
@@ -128,18 +129,10 @@ JOB_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
 }
 
 
-def job_arguments(name: str, command: argparse.ArgumentParser) -> None:
-    if name == "jobs":
-        command.add_argument("--active", action="store_true",
-                             help="only queued, running and interrupted jobs")
-    elif name == "demo-suite":
-        command.add_argument("--wait", action="store_true",
-                             help="wait until every launched run has finished")
-    else:
-        command.add_argument("job_id")
-    if name == "cancel":
-        command.add_argument("--wait", type=float, default=0, metavar="SECONDS",
-                             help="wait up to SECONDS for a running job to stop")
+JOB_ARGUMENTS: options.CommandArguments = {
+    "jobs": ("active",), "cancel": ("JOB_ID", "wait:cancel"), "resume": ("JOB_ID",),
+    "worker": ("JOB_ID",), "demo-suite": ("wait:demo-suite",),
+}
 
 
 def print_launches(args: argparse.Namespace, launches: list[Launch]) -> int:

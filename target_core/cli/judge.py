@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Callable
 
+from target_core.cli import options
 from target_core.config import load_settings
 
 
@@ -55,10 +56,4 @@ JUDGE_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
 }
 
 
-def judge_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("run_id")
-    command.add_argument("--judge", required=True, metavar="SPEC",
-                         help="openai[:MODEL], local:smollm2 (or local:PATH.gguf), or "
-                              "heuristic (offline stand-in: ROUGE-1 recall >= 0.5, no model)")
-    command.add_argument("--limit", type=int,
-                         help="judge only the first N answered queries (in query order)")
+JUDGE_ARGUMENTS: options.CommandArguments = {"judge": ("RUN_ID", "judge:judge", "limit:judge")}

@@ -16,29 +16,23 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from target_core.cli.analysis import ANALYSIS_COMMANDS, analysis_arguments
-from target_core.cli.benchgen import BENCHGEN_COMMANDS, benchgen_arguments
-from target_core.cli.datasets import cmd_datasets, datasets_arguments
-from target_core.cli.explain import EXPLAIN_COMMANDS, explain_arguments
+from target_core.cli import options
+from target_core.cli.analysis import ANALYSIS_ARGUMENTS, ANALYSIS_COMMANDS
+from target_core.cli.benchgen import BENCHGEN_ARGUMENTS, BENCHGEN_COMMANDS
+from target_core.cli.datasets import DATASETS_ARGUMENTS, cmd_datasets
+from target_core.cli.explain import EXPLAIN_ARGUMENTS, EXPLAIN_COMMANDS
 from target_core.cli.format import ProgressBar, format_rows, metric_lines, run_notes, run_summary
-from target_core.cli.haystack import HAYSTACK_COMMANDS, haystack_arguments
-from target_core.cli.importing import IMPORT_COMMANDS, import_arguments
-from target_core.cli.jobs import JOB_COMMANDS, job_arguments, print_launch
-from target_core.cli.judge import JUDGE_COMMANDS, judge_arguments
-from target_core.cli.serve import SERVE_COMMANDS, serve_arguments
-from target_core.cli.sql_ablate import SQL_ABLATE_COMMANDS, sql_ablate_arguments
+from target_core.cli.haystack import HAYSTACK_ARGUMENTS, HAYSTACK_COMMANDS
+from target_core.cli.importing import IMPORT_ARGUMENTS, IMPORT_COMMANDS
+from target_core.cli.jobs import JOB_ARGUMENTS, JOB_COMMANDS, print_launch
+from target_core.cli.judge import JUDGE_ARGUMENTS, JUDGE_COMMANDS
+from target_core.cli.serve import SERVE_ARGUMENTS, SERVE_COMMANDS
+from target_core.cli.sql_ablate import SQL_ABLATE_ARGUMENTS, SQL_ABLATE_COMMANDS
 from target_core.config import load_settings
 from target_core.errors import TargetError
-from target_core.types import CONTEXT_MODES, FORMATS, VIEW_PRESETS
 
 EXIT_ERROR = 2
 EXIT_RUN_FAILED = 3
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workspace", metavar="DIR",
-                        help="workspace directory (default: data/workspace or TARGET_WORKSPACE)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
 
 
 def _print_registry(args: argparse.Namespace, entries: Any) -> int:
@@ -273,65 +267,18 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {
     **JUDGE_COMMANDS,
     **SERVE_COMMANDS,
 }
-ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {  # each module's parsers
-    name: add for commands, add in (
-        (IMPORT_COMMANDS, import_arguments), (HAYSTACK_COMMANDS, haystack_arguments),
-        (SQL_ABLATE_COMMANDS, sql_ablate_arguments), (BENCHGEN_COMMANDS, benchgen_arguments),
-        (EXPLAIN_COMMANDS, explain_arguments),
-        (JUDGE_COMMANDS, judge_arguments), (SERVE_COMMANDS, serve_arguments))
-    for name in commands}
-
-
-def _run_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--dataset", required=True, help="dataset name or folder path")
-    from target_core.retrievers import RETRIEVERS
-
-    command.add_argument("--retriever",
-                         help=f"a retriever spec of {', '.join(RETRIEVERS.names())} "
-                              "(`retrievers` lists each with its spec)")
-    command.add_argument("--top-k", type=int, default=10, help="tables retrieved per query")
-    command.add_argument("--view",
-                         help=f"table view preset ({', '.join(VIEW_PRESETS)})")
-    command.add_argument("--view-context", metavar="KEYS",
-                         help="context keys of each table added to its text, comma-separated "
-                              "(primary_key, foreign_keys, column_descriptions or any key of "
-                              "the corpus' context; 'schema' for the three; '' for none)")
-    command.add_argument("--no-title", action="store_true",
-                         help="drop the page title, section title and table id from the text")
-    command.add_argument("--rows", type=int, help="serialize the first N rows (0: header only)")
-    command.add_argument("--format", choices=FORMATS)
-    command.add_argument("--limit", type=int, help="a seeded sample of N queries")
-    command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
-    command.add_argument("--fresh", action="store_true",
-                         help="run again although this configuration is complete (both "
-                              "runs are kept)")
-    command.add_argument("--haystack", metavar="N@SOURCE[,SOURCE][#SEED]",
-                         help="add N distractor tables drawn from other datasets to the "
-                              "corpus (retrieval only), e.g. 370@demo-fact,demo-sql")
-    command.add_argument("--generator",
-                         help="answer each query too: heuristic (offline baseline) or "
-                              "openai[:MODEL]")
-    command.add_argument("--context", choices=CONTEXT_MODES,
-                         help="what the generator sees: the retrieved tables (default), the "
-                              "gold tables (oracle) or nothing (none)")
-    command.add_argument("--context-k", type=int,
-                         help="retrieved tables given to the generator (default: --top-k)")
-    command.add_argument("--token-budget", type=int, default=8000,
-                         help="tokens of tables or schema per prompt; rows are cut to fit")
-    command.add_argument("--sql-schema", choices=["database", "tables"],
-                         help="text-to-SQL prompts show each retrieved table's whole "
-                              "database (default) or only the retrieved tables")
-    command.add_argument("--prompt-set", metavar="NAME",
-                         help="the LLM generators' prompts: appendix-d (TARGET's paper, "
-                              "default) or target-code (TARGET's current code); the "
-                              "heuristic generators read no prompt")
-    command.add_argument("--preset", help="a named pipeline: gtr-t (CSV tables, dense "
-                         "retrieval, SQL generation and execution); flags override it")
-    command.add_argument("--progress", action="store_true",
-                         help="draw the progress bar even when stderr is not a terminal")
-    command.add_argument("--detach", action="store_true",
-                         help="run as a job in a worker process: print the job id and "
-                              "return (follow it with `jobs`, stop it with `cancel`)")
+MAIN_ARGUMENTS: options.CommandArguments = {
+    "retrievers": (), "generators": (),
+    "run": ("dataset", "retriever", "top-k", *options.VIEW, *options.SAMPLE, "fresh",
+            "haystack", *options.GENERATION, "preset", *options.launch()),
+    "runs": ("dataset:filter",),
+    "show": ("RUN_ID", "queries", "k:show"),
+    "export": ("RUN_ID", "format:export", "out:export"),
+}
+ARGUMENTS: options.CommandArguments = {  # each command's arguments (cli/options.py), by name
+    **MAIN_ARGUMENTS, **DATASETS_ARGUMENTS, **IMPORT_ARGUMENTS, **JOB_ARGUMENTS,
+    **ANALYSIS_ARGUMENTS, **HAYSTACK_ARGUMENTS, **SQL_ABLATE_ARGUMENTS, **EXPLAIN_ARGUMENTS,
+    **BENCHGEN_ARGUMENTS, **JUDGE_ARGUMENTS, **SERVE_ARGUMENTS}
 
 
 def build_parser(prog: str = "python -m target_core") -> argparse.ArgumentParser:
@@ -341,29 +288,7 @@ def build_parser(prog: str = "python -m target_core") -> argparse.ArgumentParser
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, _) in COMMANDS.items():
         command = sub.add_parser(name, help=help_text, description=help_text)
-        _common(command)
-        if name == "datasets":
-            datasets_arguments(command)
-        elif name == "run":
-            _run_arguments(command)
-        elif name == "runs":
-            command.add_argument("--dataset", help="runs on this dataset's content, by any name")
-        elif name == "show":
-            command.add_argument("run_id")
-            command.add_argument("--queries", action="store_true",
-                                 help="include per-query results")
-            command.add_argument("--k", type=int, default=None,
-                                 help="k for each query's `failed` (default: the run's top_k)")
-        elif name == "export":
-            command.add_argument("run_id")
-            command.add_argument("--format", required=True, choices=["target", "trec", "csv"])
-            command.add_argument("--out", required=True, help="file to write")
-        elif name in JOB_COMMANDS:
-            job_arguments(name, command)
-        elif name in ANALYSIS_COMMANDS:
-            analysis_arguments(name, command)
-        elif name in ARGUMENTS:
-            ARGUMENTS[name](command)
+        options.add(command, *options.COMMON, *ARGUMENTS[name])
     return parser
 
 

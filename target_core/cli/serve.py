@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from target_core.cli import options
 from target_core.config import APP_DIR
 from target_core.errors import ConfigError
 
@@ -41,12 +42,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     os.execv(sys.executable, command)  # Ctrl-C and signals reach Streamlit itself
 
 
-def serve_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--port", type=int, default=8501, help="port (default 8501)")
-    command.add_argument("--address", default="127.0.0.1",
-                         help="address to listen on (default 127.0.0.1: this machine only)")
-    command.add_argument("--headless", action="store_true",
-                         help="do not open a browser")
+SERVE_ARGUMENTS: options.CommandArguments = {"serve": ("port", "address", "headless")}
 
 
 SERVE_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {

@@ -13,6 +13,7 @@ import math
 import sys
 from collections.abc import Callable
 
+from target_core.cli import options
 from target_core.cli.format import ProgressBar, format_rows
 from target_core.config import load_settings
 
@@ -90,22 +91,7 @@ SQL_ABLATE_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] 
 }
 
 
-def sql_ablate_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--dataset", required=True, help="a text-to-SQL dataset or folder")
-    command.add_argument("--retriever", default="bm25", help="a retriever spec (default bm25)")
-    command.add_argument("--generator", default="heuristic",
-                         help="heuristic (the toggles do not apply: it reads no prompt), "
-                              "local:smollm2, openai[:MODEL], py:...")
-    command.add_argument("--few-shot", type=int, default=3,
-                         help="few-shot pairs in the full system's prompt (default 3)")
-    command.add_argument("--answer", action="store_true",
-                         help="also phrase each SQL result as a sentence (scored where "
-                              "queries carry a reference_answer)")
-    command.add_argument("--top-k", type=int, default=10, help="tables retrieved per query")
-    command.add_argument("--limit", type=int, help="a seeded sample of N queries")
-    command.add_argument("--seed", type=int, default=0, help="seed of the --limit sample")
-    command.add_argument("--progress", action="store_true",
-                         help="draw progress even when stderr is not a terminal")
-    command.add_argument("--detach", action="store_true",
-                         help="launch the missing variants as jobs in worker processes: "
-                              "print their ids and return (follow them with `jobs`)")
+SQL_ABLATE_ARGUMENTS: options.CommandArguments = {
+    "sql-ablate": ("dataset:sql", "retriever:sql", "generator:sql", "few-shot", "answer",
+                   "top-k", *options.SAMPLE, *options.launch("variants")),
+}
