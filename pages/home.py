@@ -28,10 +28,11 @@ st.markdown(
 cols = st.columns([1, 1, 3])
 if cols[0].button("Run the demo suite", type="primary", key="home-demo-suite"):
     try:
-        launched = launch_demo_suite(resources.settings())
+        launched = launch_demo_suite(resources.settings(), spawn=False)
     except TargetError as exc:
         st.error(str(exc))
-    else:  # run again: the sidebar, drawn before the click, then lists the new jobs
+    else:  # run again: the sidebar, drawn before the click, lists the new jobs, then
+        # starts their workers (jobs.sidebar)
         st.session_state["home-suite-launched"] = (
             f"{time.strftime('%H:%M:%S')} · {suite_summary(launched)}")
         st.rerun()

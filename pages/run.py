@@ -193,9 +193,10 @@ if st.button("Launch", type="primary", disabled=not specs):
     configs = [RunConfig(dataset=dataset.name, retriever=spec, view=view, top_k=top_k,
                          limit=limit or None, seed=seed, generation=generation)
                for spec in specs]
-    notes = launch_notes(configs, settings=resources.settings(), fresh=fresh, dataset=dataset)
+    notes = launch_notes(configs, settings=resources.settings(), fresh=fresh, dataset=dataset,
+                         spawn=False)
     st.session_state["run-notes"] = (dataset.name, time.strftime("%H:%M:%S"), notes)
-    st.rerun()  # the sidebar, drawn before the click, then lists the new jobs
+    st.rerun()  # the sidebar, drawn before the click, lists the new jobs, then starts them
 # the last launch's notes stay (timed) while its dataset is shown: the page redraws
 # whenever a job starts or ends, and a note that vanished then was never read
 if (last := st.session_state.get("run-notes")) and last[0] == dataset.name:

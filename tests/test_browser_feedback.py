@@ -1,5 +1,6 @@
 """Feedback at once: after the Home page's demo-suite click, the new jobs are in the
-sidebar (folded, "12 queued") within about a second, without leaving the page. Debian's
+sidebar (folded, "12 queued") without leaving the page; the click only queues them, and
+the sidebar then starts one worker per job (benchmarks/launch_feedback.py times it). Debian's
 chromium via Playwright, a real `streamlit run`, real worker processes (cancelled at
 the end: the suite itself is tests/test_demo_suite.py's and the jobs tests' business).
 
@@ -14,16 +15,24 @@ from pathlib import Path
 
 from browser_support import require_chromium, screenshots, wait_for_jobs
 
+from target_core.engine.jobs import Job, pid_alive
+
 require_chromium()
 
 EXCEPTION = "[data-testid='stException']"
 SIDEBAR = "[data-testid='stSidebar']"
-WITHIN_S = 1.0
-"""The issue's promise: the jobs show within a second of the click."""
-MARGIN = 10.0
-"""Times WITHIN_S allowed: on the 2-core test machine at load 8 the click took 5.6-6 s
-(a cold dashboard: launching 1.35 s, the rerun that draws the sidebar the rest); before
-the rerun after launching, the jobs did not show at all until the user navigated."""
+
+
+def _own_worker(job: Job) -> bool:
+    """The job ended, or its pid is a live worker process started for it."""
+    if not job.active:
+        return True
+    if job.pid is None or not pid_alive(job.pid, None):
+        return False
+    try:
+        return job.job_id.encode() in Path(f"/proc/{job.pid}/cmdline").read_bytes()
+    except OSError:  # it ended meanwhile
+        return False
 
 
 def test_demo_suite_jobs_are_in_the_sidebar_within_a_second(tmp_path: Path) -> None:
@@ -53,7 +62,16 @@ def test_demo_suite_jobs_are_in_the_sidebar_within_a_second(tmp_path: Path) -> N
             assert page.locator(EXCEPTION).count() == 0
             assert page.get_by_text("12 run(s) launched").count() == 1
             print(f"demo-suite jobs in the sidebar {seconds:.2f} s after the click")
-            assert seconds < WITHIN_S * MARGIN, f"{seconds:.2f} s"
+            # then each job's worker is started, once: a process of its own, named by it
+            store = JobStore.in_workspace(workspace)
+            deadline = time.monotonic() + 60
+            while not all(_own_worker(job) for job in store.list_jobs()):
+                assert time.monotonic() < deadline, store.list_jobs()
+                time.sleep(0.1)
+            jobs = store.list_jobs()
+            assert len(jobs) == 12 and not [j for j in jobs if j.status == "failed"]
+            pids = [j.pid for j in jobs if j.active]
+            assert len(set(pids)) == len(pids)
             # another page's dataset picker stays in view: the queued jobs are folded
             screenshots.visit(page, f"{base}/datasets?dataset=demo-qa")
             sidebar.get_by_text("queued").first.wait_for(timeout=30_000)

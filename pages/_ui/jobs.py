@@ -2,6 +2,9 @@
 jobs with their progress, a link and Cancel / Resume, polling the workspace while any
 job is active; the Run page shows its dataset's jobs the same way. The jobs themselves
 work in their own processes (target_core.engine.workers), so nothing here waits on them.
+A page's launch button only queues its jobs and runs the page again: the sidebar lists
+them, then starts their workers in a background thread (workers.start_waiting), so the
+new jobs show within a second of the click, before any worker process exists.
 
 When the dashboard's server starts, jobs whose worker died meanwhile (a machine
 restart) are resumed, once per server process and workspace."""
@@ -16,7 +19,13 @@ import streamlit as st
 from pages._ui import resources
 from pages._ui.text import plain
 from target_core.engine.jobs import Job, JobStore
-from target_core.engine.workers import cancel, launch_run, resume, resume_interrupted
+from target_core.engine.workers import (
+    cancel,
+    launch_run,
+    resume,
+    resume_interrupted,
+    start_waiting,
+)
 from target_core.errors import TargetError
 from target_core.types import Dataset, RunConfig
 from target_core.views.jobs import group_jobs, under_way_note
@@ -127,34 +136,40 @@ def _listing(dataset: str | None, key: str, heading: str | None, watched: tuple[
                                    for job in groups.done))
 
 
-def job_list(dataset: str | None = None, *, key: str, heading: str | None = None) -> None:
+def job_list(dataset: str | None = None, *, key: str, heading: str | None = None
+             ) -> list[Job]:
     """The jobs (of one dataset, or all), kept up to date while any is active: one look
-    at the job table per page run, and one per poll."""
+    at the job table per page run, and one per poll. Returns the jobs of that look."""
     jobs = _jobs(dataset)
     st.session_state[_looked(key)] = jobs
     watched = _active_ids(jobs)
     every = POLL_S if watched else None
     st.fragment(_listing, run_every=every)(dataset, key, heading, watched)
+    return jobs
 
 
 def sidebar() -> None:
-    """The sidebar's jobs, on every page (called by app.py)."""
+    """The sidebar's jobs, on every page (called by app.py); then the workers of queued
+    jobs that have none, launched by a page (each started once, in the background)."""
     _resume_at_start(str(resources.settings().workspace))
     with st.sidebar:
-        job_list(key="sidebar", heading="**Jobs**")
+        jobs = job_list(key="sidebar", heading="**Jobs**")
+    if any(job.status == "queued" and job.pid is None for job in jobs):
+        start_waiting(resources.settings())
 
 
 def launch_missing(configs: Sequence[RunConfig], dataset: Dataset, *, noun: str, key: str,
                    primary: bool = False) -> None:
     """A button "Run N missing NOUN(s)" (disabled, "All NOUNs are stored", when none)
-    that launches each configuration as a job; the page then runs again, so the
-    sidebar lists the new jobs, and says what was launched."""
+    that queues each configuration as a job; the page then runs again, so the
+    sidebar lists the new jobs (and starts them), and says what was launched."""
     label = f"Run {len(configs)} missing {noun}(s)" if configs else f"All {noun}s are stored"
     if st.button(label, key=key, type="primary" if primary else "secondary",
                  disabled=not configs):
         try:  # one job each: they work on in worker processes
             for config in configs:
-                launch_run(config, settings=resources.settings(), dataset=dataset)
+                launch_run(config, settings=resources.settings(), dataset=dataset,
+                           spawn=False)
         except TargetError as exc:
             st.error(str(exc))
             return

@@ -280,6 +280,23 @@ class JobStore:
                             "status IN ('queued', 'running')",
                             [pid, _process_start(pid), job_id])
 
+    def take(self, job_id: str, pid: int) -> bool:
+        """Process `pid` takes a queued job that has no worker, to start one: True for
+        exactly one taker. Its pid stands for the worker until set_pid records the
+        worker's (a taker that dies first leaves a dead pid: the job is reaped)."""
+        with self._write():
+            cursor = self.db.execute(
+                "UPDATE jobs SET pid = ?, pid_start = ? WHERE job_id = ? AND "
+                "status = 'queued' AND pid IS NULL", [pid, _process_start(pid), job_id])
+            return cursor.rowcount == 1
+
+    def start_failed(self, job_id: str, reason: str) -> None:
+        """The worker of a queued job could not be started: the job fails with `reason`."""
+        with self._write():
+            self.db.execute("UPDATE jobs SET status = 'failed', error = ?, pid = NULL, "
+                            "finished_at = ? WHERE job_id = ? AND status = 'queued'",
+                            [reason, time.time(), job_id])
+
     def progress(self, job_id: str, done: int, total: int, what: str) -> bool:
         """Record progress; True when a cancel was asked for."""
         with self._write():
@@ -307,14 +324,16 @@ class JobStore:
         with self._write():
             return self._reap_locked()
 
-    def claim(self, job_id: str, max_jobs: int, pid: int) -> str:
-        """Worker `pid` tries to take a slot: 'claimed' when it did, 'queued' to wait;
-        'taken' when another worker owns the job, else the job's status (cancelled while
-        queued, ...): both end the worker."""
+    def claim(self, job_id: str, max_jobs: int, pid: int, parent: int | None = None) -> str:
+        """Worker `pid` (started by process `parent`) tries to take a slot: 'claimed'
+        when it did, 'queued' to wait; 'taken' when another worker owns the job, else the
+        job's status (cancelled while queued, ...): both end the worker."""
         with self._write():
             self._reap_locked()
             job = self.get(job_id)
-            if job.pid is None:  # a worker started by hand: it adopts the job
+            # a worker started by hand adopts the job, and so does one whose spawner
+            # (JobStore.take) has not recorded its pid yet
+            if job.pid is None or (parent is not None and job.pid == parent):
                 self._update(job_id, pid=pid, pid_start=_process_start(pid))
             elif job.pid != pid:
                 return "taken"

@@ -21,16 +21,18 @@ def demo_suite_configs() -> list[RunConfig]:
             for dataset in DEMO_DATASETS for retriever in DEMO_RETRIEVERS]
 
 
-def launch_demo_suite(settings: Settings) -> list[Launch]:
+def launch_demo_suite(settings: Settings, *, spawn: bool = True) -> list[Launch]:
     """Launch every suite run not complete yet as a job (complete ones are reused, queued
     or running ones found); at most TARGET_MAX_JOBS work at once, the rest wait.
     Its retrievers are built-in and offline, so they are not built here (which took
-    seconds in a cold dashboard, greying the page): the workers build them."""
+    seconds in a cold dashboard, greying the page): the workers build them. With
+    `spawn` False the jobs are only queued (workers.start_waiting starts them)."""
     from target_core.datasets import load_dataset
     from target_core.engine.jobs import JobStore
     from target_core.engine.store import RunStore
 
     stores = (JobStore.in_workspace(settings.workspace), RunStore.in_workspace(settings.workspace))
     datasets = {name: load_dataset(name, settings) for name in DEMO_DATASETS}
-    return [launch_run(config, settings=settings, build_check=False, stores=stores,
-                       dataset=datasets[config.dataset]) for config in demo_suite_configs()]
+    return [launch_run(config, settings=settings, stores=stores,
+                       dataset=datasets[config.dataset], spawn=spawn)
+            for config in demo_suite_configs()]

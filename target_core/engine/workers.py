@@ -48,8 +48,29 @@ def _reap_child(process: subprocess.Popen[bytes]) -> None:
     threading.Thread(target=process.wait, daemon=True, name="job-reaper").start()
 
 
-def spawn_worker(job: Job, settings: Settings, jobs: JobStore | None = None) -> int:
-    """Start the detached worker of `job`; its output goes to workspace/jobs/JOB_ID.log."""
+class WorkerStartError(TargetError):
+    """A job's worker process could not be started (the job is failed with the reason)."""
+
+
+def spawn_worker(job: Job, settings: Settings, jobs: JobStore | None = None) -> int | None:
+    """Start the detached worker of the queued `job`; its output goes to
+    workspace/jobs/JOB_ID.log. None when another process took the job to start it
+    (JobStore.take: one worker per job, however many pages or threads try). A worker
+    that cannot be started fails the job with the reason, and raises WorkerStartError."""
+    jobs = jobs or JobStore.in_workspace(settings.workspace)
+    if not jobs.take(job.job_id, os.getpid()):
+        return None
+    try:
+        pid = _popen_worker(job, settings)
+    except Exception as exc:  # fork, exec or the log file: the job must say so
+        reason = f"its worker process could not be started: {exc}"
+        jobs.start_failed(job.job_id, reason)
+        raise WorkerStartError(f"job {job.job_id}: {reason}") from exc
+    jobs.set_pid(job.job_id, pid)
+    return pid
+
+
+def _popen_worker(job: Job, settings: Settings) -> int:
     logs = Path(settings.workspace) / "jobs"
     logs.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
@@ -66,32 +87,50 @@ def spawn_worker(job: Job, settings: Settings, jobs: JobStore | None = None) -> 
             cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
             start_new_session=True)
     _reap_child(process)  # no zombie while the launching process lives
-    (jobs or JobStore.in_workspace(settings.workspace)).set_pid(job.job_id, process.pid)
     return process.pid
 
 
+def start_waiting(settings: Settings) -> threading.Thread:
+    """Start the worker of every queued job that has none (launched with spawn=False),
+    oldest first, in a background thread: a page lists the jobs it launched without
+    waiting for a dozen interpreters to start. Each job gets exactly one worker
+    (JobStore.take); one whose worker cannot start is failed with the reason."""
+    def start() -> None:
+        jobs = JobStore.in_workspace(settings.workspace)
+        for job in reversed(jobs.list_jobs(statuses=("queued",))):
+            if job.pid is None:
+                try:
+                    spawn_worker(job, settings, jobs)
+                except WorkerStartError as exc:
+                    log.error("%s", exc)
+
+    thread = threading.Thread(target=start, daemon=True, name="job-starter")
+    thread.start()
+    return thread
+
+
 def launch_run(config: RunConfig, *, settings: Settings, fresh: bool = False,
-               dataset: Dataset | None = None, build_check: bool = True,
-               stores: tuple[JobStore, RunStore] | None = None) -> Launch:
+               dataset: Dataset | None = None,
+               stores: tuple[JobStore, RunStore] | None = None, spawn: bool = True) -> Launch:
     """Launch `config` as a job. A configuration complete already is not run again
     (unless `fresh`): its run is returned. A job of the same configuration that is queued
     or running is returned instead of a second one; an interrupted one is resumed.
-    Raises TargetError for an unknown dataset or retriever before anything starts, and,
-    with `build_check`, for a retriever that cannot be built (e.g. no API key). Building
-    imports the retriever's libraries and opens its stores (seconds on a cold dashboard):
-    launchers of built-in offline retrievers skip it, and a retriever that then cannot
-    be built fails its job with the reason. `stores` (the workspace's job and run
-    stores, opened once by a caller launching many) saves reopening them per launch."""
+    Raises TargetError for an unknown dataset or retriever before anything starts, and
+    for a retriever that cannot be built (e.g. no API key): a retriever is built to check
+    unless it is self-contained (retrievers.self_contained: building it imports its
+    libraries and loads models, seconds on a cold dashboard, and cannot fail for want of
+    its environment; if it still cannot be built, its job fails with the reason).
+    `stores` (the workspace's job and run stores, opened once by a caller launching many)
+    saves reopening them per launch.
+    With `spawn` False the job is only queued: start_waiting starts its worker."""
     from target_core.datasets import load_dataset, registered_name
     from target_core.engine.runner import with_task_defaults
-    from target_core.retrievers import RETRIEVERS, build_retriever
+    from target_core.retrievers import build_retriever, self_contained
 
     config = replace(config, dataset=registered_name(config.dataset, settings))
     dataset = dataset or load_dataset(config.dataset, settings)
-    if build_check:
+    if not self_contained(config.retriever):  # an unknown name stops here too
         build_retriever(config.retriever, settings)
-    else:
-        RETRIEVERS.parse(config.retriever)  # an unknown name still stops here
     if not fresh:
         runs = stores[1] if stores else RunStore.in_workspace(settings.workspace)
         done = runs.complete_run(
@@ -105,7 +144,8 @@ def launch_run(config: RunConfig, *, settings: Settings, fresh: bool = False,
             return Launch(resume(same.job_id, settings), existing=True)
         return Launch(same, existing=True)
     job = jobs.create(config, fresh=fresh)
-    spawn_worker(job, settings, jobs)
+    if spawn:
+        spawn_worker(job, settings, jobs)
     return Launch(jobs.get(job.job_id))
 
 
@@ -197,7 +237,8 @@ def run_worker(job_id: str, settings: Settings, task: JobTask = run_task) -> int
     """The worker: wait for a slot, do the job's `task` (a run by default), record the
     outcome. Returns the process's exit code."""
     jobs = JobStore.in_workspace(settings.workspace)
-    while (state := jobs.claim(job_id, settings.max_jobs, os.getpid())) == "queued":
+    while (state := jobs.claim(job_id, settings.max_jobs, os.getpid(),
+                               os.getppid())) == "queued":
         time.sleep(POLL_S)
     if state != "claimed":
         return 0

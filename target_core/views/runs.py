@@ -215,15 +215,17 @@ def made_at(when: float, now: float | None = None) -> str:
 
 
 def launch_notes(configs: Sequence[RunConfig], *, settings: Settings, fresh: bool,
-                 dataset: Dataset) -> list[tuple[str, str]]:
+                 dataset: Dataset, spawn: bool = True) -> list[tuple[str, str]]:
     """Launch each configuration as a job; what happened, as (kind, sentence) for a page:
     an error per refused spec, a note per configuration complete already (reused), one
-    success naming the jobs launched."""
+    success naming the jobs launched. With `spawn` False the jobs are only queued
+    (workers.start_waiting starts them)."""
     notes: list[tuple[str, str]] = []
     launched = []
     for config in configs:
         try:
-            launch = launch_run(config, settings=settings, fresh=fresh, dataset=dataset)
+            launch = launch_run(config, settings=settings, fresh=fresh, dataset=dataset,
+                                spawn=spawn)
         except TargetError as exc:
             notes.append(("error", f"{config.retriever}: {exc}"))
             continue
