@@ -109,6 +109,11 @@ class Entry(Generic[T]):
     """Each table's view text, whole, is embedded by the spec's embedder part (dense,
     hybrid's dense side): so that embedder's input window decides what of a table it
     read (analysis/dense_window.py). Not so for summaries, rows or hypothetical tables."""
+    self_contained: bool = False
+    """Building a spec of this family needs nothing from outside this package: no API
+    key, server, model file named by the spec or user code (the spec's parts must be
+    self-contained too). A launcher may then skip building it before queueing a job: it
+    cannot fail for want of its environment (engine/workers.py, launch_run)."""
     version: str = ""
     """Set (or bumped) when this family's results change for the same spec, e.g. a new
     default; part of a run's key, so a run made by the old code is never reused or

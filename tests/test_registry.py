@@ -280,3 +280,42 @@ def test_unknown_names_suggest_the_closest() -> None:
 
 def test_registry_errors_are_target_errors() -> None:
     assert issubclass(DuplicateNameError, ConfigError)
+
+
+def test_self_contained_specs_build_with_nothing_from_outside(settings) -> None:
+    """A launcher skips building a self-contained spec before it queues the job
+    (engine/workers.py): every example it says so of builds with no API key or server,
+    and every spec needing a key, a model file or user code is not one."""
+    from dataclasses import replace
+
+    from target_core.retrievers import self_contained
+
+    bare = replace(settings, openai_api_key=None)
+    contained = [s for s in RETRIEVERS.examples() if self_contained(s)]
+    assert {"bm25", "tfidf", "ottqa:bm25", "dense:minilm", "hybrid", "summary:minilm",
+            "rows", "hyse"} <= set(contained)
+    for spec in contained:
+        RETRIEVERS.build(spec, bare)
+    for spec in ("dense:openai", "hybrid:openai", "rows:openai", "dense:local/smollm2",
+                 "summary:openai@openai:gpt-4o-mini", "summary:minilm@local:smollm2",
+                 "hyse:minilm@openai", "py:examples/protocol_retriever.py:OverlapRetriever",
+                 "pyenv:python3:examples/target_style_retriever.py:KeywordRetriever"):
+        assert not self_contained(spec), spec
+    with pytest.raises(UnknownNameError):
+        self_contained("bm52")
+
+
+def test_a_launch_builds_what_is_not_self_contained(settings) -> None:
+    """dense:openai with no key is refused before any job exists; bm25 is queued."""
+    from dataclasses import replace
+
+    from target_core.engine.jobs import JobStore
+    from target_core.engine.workers import launch_run
+    from target_core.types import RunConfig
+
+    bare = replace(settings, openai_api_key=None)
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        launch_run(RunConfig("demo-qa", "dense:openai"), settings=bare, spawn=False)
+    assert JobStore.in_workspace(bare.workspace).list_jobs() == []
+    assert launch_run(RunConfig("demo-qa", "bm25", limit=3), settings=bare,
+                      spawn=False).job is not None

@@ -79,7 +79,7 @@ def _local(arg: str, settings: Settings) -> Embedder:
 
 EMBEDDERS: Registry[Embedder] = Registry("embedder", (
     Entry("minilm", "all-MiniLM-L6-v2 (384 dims, 256-token window), local, offline, no torch",
-          _minilm, ("minilm",)),
+          _minilm, ("minilm",), self_contained=True),
     Entry("openai", "OpenAI or a compatible server (OPENAI_BASE_URL): openai/MODEL, "
           "default text-embedding-3-small", _openai,
           ("openai", "openai/text-embedding-3-small", "openai/text-embedding-3-large"),

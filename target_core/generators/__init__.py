@@ -73,7 +73,7 @@ def _local(arg: str, settings: Settings) -> Generator:
 GENERATORS: Registry[Generator] = Registry("generator", (
     Entry("heuristic", "offline baseline, no model: extractive answers, a lexical "
           "fact checker, pattern-based SQL (never sees gold data)", _heuristic,
-          ("heuristic",)),
+          ("heuristic",), self_contained=True),
     Entry("openai", "OpenAI or any OpenAI-compatible chat server "
           "(openai[:MODEL], default gpt-4o-mini; TARGET's Appendix D prompts)", _openai,
           ("openai", "openai:gpt-4o-mini", "openai:gpt-4o"), paid_model=_openai_paid),

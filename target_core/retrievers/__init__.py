@@ -146,32 +146,34 @@ def _hybrid(arg: str, settings: Settings) -> Retriever:
 
 RETRIEVERS: Registry[Retriever] = Registry("retriever", (
     Entry("bm25", "BM25 (Okapi, rank-bm25's formula) over the table text", _bm25,
-          ("bm25",)),
-    Entry("tfidf", "TF-IDF cosine over the table text (scikit-learn)", _tfidf, ("tfidf",)),
+          ("bm25",), self_contained=True),
+    Entry("tfidf", "TF-IDF cosine over the table text (scikit-learn)", _tfidf, ("tfidf",),
+          self_contained=True),
     Entry("ottqa", "TARGET's OTT-QA retriever, DrQA's hashed unigram+bigram BM25 or "
           "TF-IDF (ottqa:bm25, ottqa:tfidf); the paper's rows use the ottqa view format",
-          _ottqa, ("ottqa:bm25", "ottqa:tfidf")),
+          _ottqa, ("ottqa:bm25", "ottqa:tfidf"), self_contained=True),
     Entry("no-context", "retrieves nothing: the no-context baseline for generators",
-          _no_context, ("no-context",)),
+          _no_context, ("no-context",), self_contained=True),
     Entry("dense", "embeddings in Chroma, cosine: dense:minilm (local, offline) or "
           "dense:openai[/MODEL]", _dense, ("dense:minilm", "dense:openai"),
-          parts=_embedder_part, embeds_view=True),
+          parts=_embedder_part, embeds_view=True, self_contained=True),
     Entry("hybrid", "fusion of bm25 and dense (hybrid[:EMBEDDER][:OPTIONS], default "
           "minilm, CombMNZ of z-scores; options method, norm, w, k, tune=recall@K)",
           _hybrid, ("hybrid", "hybrid:openai", "hybrid:minilm:method=rrf,k=60"),
-          parts=_hybrid_parts, embeds_view=True,
+          parts=_hybrid_parts, embeds_view=True, self_contained=True,
           version="2"),  # 2: the default became CombMNZ of z-scores
     Entry("summary", "generated table summaries embedded in Chroma, the LlamaIndex "
           "baseline (summary:EMBEDDER[@GENERATOR], default minilm@heuristic)", _summary,
-          ("summary:minilm", "summary:openai@openai:gpt-4o-mini"), parts=_summary_parts),
+          ("summary:minilm", "summary:openai@openai:gpt-4o-mini"), parts=_summary_parts,
+          self_contained=True),
     Entry("rows", "one vector per row ('column is value, ...') in Chroma, a table scored "
           "by its best row (rows[:EMBEDDER], default minilm)", _rows, ("rows", "rows:openai"),
-          parts=_embedder_part),
+          parts=_embedder_part, self_contained=True),
     Entry("hyse", "HySE: N hypothetical tables written per query, embedded with it, "
           "searched by their mean vector or merged per table (hyse[:EMBEDDER][@GENERATOR]"
           "[:n=2,rows=2,agg=mean|split], default minilm@heuristic)", _hyse,
           ("hyse", "hyse:minilm@heuristic:n=3,agg=split", "hyse:openai@openai:gpt-4o-mini"),
-          parts=_hyse_parts),
+          parts=_hyse_parts, self_contained=True),
     Entry("py", "your own class: py:MODULE:CLASS or py:PATH.py:CLASS, this project's "
           "Retriever protocol or TARGET's custom retriever (embed_corpus, retrieve)",
           _plugin, ("py:examples/target_style_retriever.py:KeywordRetriever",
@@ -183,6 +185,19 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
 ))
 
 EXAMPLE_SPECS = RETRIEVERS.examples()
+
+
+def self_contained(spec: str) -> bool:
+    """Whether building `spec` needs nothing outside this package (Entry.self_contained),
+    its parts included: dense:minilm does, dense:openai needs a key, py: user code."""
+    from target_core.embeddings import EMBEDDERS
+    from target_core.generators import GENERATORS
+
+    registries = {r.kind: r for r in (EMBEDDERS, GENERATORS)}
+    entry, arg = RETRIEVERS.parse(spec)
+    return entry.self_contained and all(
+        registries[part.kind].parse(part.spec)[0].self_contained
+        for part in entry.parts(arg))
 
 
 def split_spec(spec: str) -> tuple[RetrieverEntry, str]:
