@@ -14,7 +14,6 @@ import streamlit as st
 
 from pages._ui import jobs, resources, shell, url, widgets
 from pages._ui.text import plain
-from target_core.analysis.failure_figures import error_source_bars
 from target_core.benchgen.build import pick_templates
 from target_core.benchgen.draft import Draft, Pair, default_draft_name, list_drafts
 from target_core.benchgen.draft_jobs import DraftSpec, draft_report, keep_upload, launch_draft
@@ -37,7 +36,7 @@ from target_core.views.benchmark import (
     pair_ids,
     result_frame,
     run_labels,
-    sql_datasets,
+    sql_dataset_names,
     template_databases,
 )
 from target_core.views.params import ParamError, check_choice
@@ -76,7 +75,7 @@ make_tab, review_tab, export_tab = st.tabs(TABS, key="bg-tab", on_change="rerun"
 
 
 def _sample() -> None:
-    sql_sets = sql_datasets(resources.dataset_infos())
+    sql_sets = sql_dataset_names(settings)  # none loaded: only the one chosen below
     if not sql_sets:
         st.info("No text-to-SQL dataset with SQLite databases is available.")
         return
@@ -336,6 +335,8 @@ def _export() -> None:
     report = view.report
     st.dataframe(report.table(), width="stretch", column_config=percent)
     st.dataframe(report.by_difficulty(), width="stretch", column_config=percent)
+    from target_core.analysis.failure_figures import error_source_bars  # this tab only
+
     st.plotly_chart(error_source_bars(report), width="stretch")
     with st.expander("Definitions"):
         st.dataframe(view.definitions, hide_index=True, width="stretch",

@@ -10,7 +10,6 @@ import streamlit as st
 
 from pages._ui import resources, shell, slices, url, widgets
 from pages._ui.text import plain
-from target_core.analysis.figures import ci_forest, rank_scatter, win_tie_loss_bars
 from target_core.analysis.report import (
     DEFINITIONS,
     headline_table,
@@ -23,6 +22,7 @@ from target_core.views.compare import (
     QUALITY_METRICS,
     CompareChoices,
     compare_choices,
+    compare_figures,
     compare_slices,
     compare_view,
     quality_metrics,
@@ -113,6 +113,7 @@ except TargetError as exc:
     st.stop()
 
 comparison, outcomes, names, runs = view.comparison, view.outcomes, view.names, view.runs
+figures = compare_figures(view)
 if view.heading:
     st.subheader(plain(view.heading))
     st.caption("The same pipeline, view, k and queries: only the prompts the generator was "
@@ -126,13 +127,13 @@ for pair in comparison.pairs:
 
 st.subheader("Headline")
 st.dataframe(headline_table(comparison, names), hide_index=True, width="stretch")
-st.plotly_chart(ci_forest(comparison, names=names), width="stretch")
+st.plotly_chart(figures.forest, width="stretch")
 
 st.subheader("Paired tests against the baseline")
 st.dataframe(paired_tests_table(comparison, names), hide_index=True, width="stretch",
              column_config={"sig.": st.column_config.TextColumn(
                  "sig.", help="✱: p < 0.05 (Holm-adjusted with more than two runs)")})
-st.plotly_chart(win_tie_loss_bars(comparison, names=names), width="stretch")
+st.plotly_chart(figures.bars, width="stretch")
 with st.expander("How these are computed"):
     st.markdown(plain(DEFINITIONS))
 
@@ -148,7 +149,7 @@ st.caption("The rank by which each run retrieved every gold table of the query (
 columns = st.columns(min(2, len(comparison.pairs)))
 for i, pair in enumerate(comparison.pairs):
     columns[i % len(columns)].plotly_chart(
-        rank_scatter(outcomes, pair.baseline, pair.other, names=names), width="stretch",
+        figures.scatters[pair.other], width="stretch",
         key=f"compare-scatter-{pair.other}")
 
 qualities = quality_metrics(store, view)

@@ -188,3 +188,27 @@ def test_default_draft_name() -> None:
     assert default_draft_name("demo-sql", None, 0) == "demo-sql-seed0"
     assert default_draft_name("demo-sql", "air line", 7) == "demo-sql-air-line-seed7"
     assert len(default_draft_name("x" * 100, "db", 1)) <= 80
+
+
+def test_the_sql_datasets_are_listed_without_loading_any(tmp_path: Path) -> None:
+    """The builder's dataset choice is list_datasets' text-to-SQL datasets with databases,
+    found from dataset.json and databases/ alone: a broken SQL folder is offered (its
+    error shows once chosen), a QA folder with databases is not."""
+    from dataclasses import replace
+
+    from target_core.datasets import list_datasets, registry
+    from target_core.views.benchmark import sql_dataset_names
+
+    extra = tmp_path / "extra"
+    for name, task in (("broken-sql", "sql"), ("qa-with-db", "qa")):
+        (extra / name / "databases" / "db").mkdir(parents=True)
+        (extra / name / "databases" / "db" / "db.sqlite").write_bytes(b"")
+        (extra / name / "dataset.json").write_text(f'{{"name": "{name}", "task": "{task}"}}')
+        (extra / name / "corpus.jsonl").write_text("not json\n")
+    settings = replace(load_settings(tmp_path / "ws"), datasets_path=(extra,))
+    registry._cache.clear()
+    names = sql_dataset_names(settings)
+    assert not registry._cache  # nothing loaded
+    loadable = [i.name for i in list_datasets(settings) if i.task == "sql" and i.databases]
+    assert names == [*loadable, "broken-sql"]
+    assert "demo-sql" in names and "qa-with-db" not in names

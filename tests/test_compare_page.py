@@ -258,6 +258,43 @@ def test_run_names_tell_runs_apart(store) -> None:
     assert names == {a: f"bm25 ({a})", b: f"bm25 ({b})"}
 
 
+# --- kept while the runs are unchanged (analysis.memo) -----------------------------------
+
+def test_a_comparison_is_kept_until_a_run_changes(store) -> None:
+    from target_core.analysis import memo
+    from target_core.analysis.compare import _PAIRS
+    from target_core.views.compare import compare_figures, compare_view
+
+    queries = [f"q{i:02d}" for i in range(30)]
+    ranks = {q: [1] if i % 3 else [None] for i, q in enumerate(queries)}
+    base = _add_run(store, "bm25", {q: [1] if i % 2 else [4] for i, q in enumerate(queries)})
+    other = _add_run(store, "tfidf", {q: ranks[q] for q in queries[:20]})
+    first = compare_view(store, [base, other])
+    misses = _PAIRS.misses
+    again = compare_view(store, [base, other])
+    assert again is first and compare_figures(again) is compare_figures(first)
+    assert compare_runs(store, [base, other]) == first.comparison and _PAIRS.misses == misses
+    assert first.comparison.n_queries == 20
+
+    # resumed: the other run stores its last ten queries and finishes again
+    store.save_results(other, [_result(q, i, ranks[q]) for i, q in enumerate(queries)
+                               if i >= 20])
+    store.finish_run(other, {"recall@10": 0.6})
+    grown = compare_view(store, [base, other])
+    assert grown.comparison.n_queries == 30 and len(grown.outcomes) == 30
+    # judged afterwards: new per-query metrics and the run's own
+    store.merge_query_metrics(other, {q: {"truthfulness": float(i % 2)}
+                                      for i, q in enumerate(queries)})
+    store.merge_run_metrics(other, {"truthfulness": 0.5})
+    store.merge_query_metrics(base, {q: {"truthfulness": 1.0} for q in queries})
+    store.merge_run_metrics(base, {"truthfulness": 1.0})
+    judged = compare_view(store, [base, other]).comparison
+    assert "truthfulness" in {t.metric for t in judged.pairs[0].tests}
+    memo.clear_all()  # every number as computed afresh
+    assert judged == compare_runs(store, [base, other])
+    assert grown.comparison != judged
+
+
 # --- the pages -----------------------------------------------------------------------------
 
 @pytest.fixture

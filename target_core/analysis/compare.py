@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from typing import Any
 
+from target_core.analysis.memo import Memo, digest, run_scores, run_state
 from target_core.analysis.stats import (
     bootstrap_ci,
     detectable,
@@ -195,7 +197,7 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], *, k: int | None = Non
                            f"{listed}")
     k = _choose_k(runs, k)
     hit_key = f"hit@{k}"
-    results = [{r.query_id: r for r in store.query_scores(run.run_id)} for run in runs]
+    results = [run_scores(store, run) for run in runs]  # kept while a run is unchanged
     common = set(results[0]).intersection(*results[1:])
     query_ids = [q for q in results[0] if q in common]  # the baseline's query order
     if not query_ids:
@@ -203,46 +205,67 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], *, k: int | None = Non
     for run, res in zip(runs, results, strict=True):
         if any(hit_key not in res[q].metrics for q in query_ids):
             raise CompareError(f"run {run.run_id} has no per-query {hit_key}")
-
-    def values(i: int, metric: str) -> list[float]:
-        return [float(results[i][q].metrics[metric]) for q in query_ids]
-
-    summaries = []
-    for i, run in enumerate(runs):
-        cis = {}
-        for metric in [hit_key, "mrr", *sorted(_metrics_present(results[i], query_ids))]:
-            vals = values(i, metric)
-            cis[metric] = (sum(vals) / len(vals), *bootstrap_ci(vals))
-        summaries.append(RunSummary(run_id=run.run_id, label=run.config.label,
-                                    top_k=run.config.top_k, cis=cis))
-
-    base_downstream = _metrics_present(results[0], query_ids)
-    pairs = []
-    for i in range(1, len(runs)):
-        shared = base_downstream & _metrics_present(results[i], query_ids)
-        tests = [_test(hit_key, values(0, hit_key), values(i, hit_key), binary=True),
-                 _test("mrr", values(0, "mrr"), values(i, "mrr"), binary=False)]
-        tests += [_test(m, values(0, m), values(i, m), binary=m in BINARY_DOWNSTREAM)
-                  for m in (*BINARY_DOWNSTREAM, *GRADED_DOWNSTREAM) if m in shared]
-        flipped = []
-        for q in query_ids:
-            a, b = results[0][q], results[i][q]
-            hit_a, hit_b = not a.failed_at(k), not b.failed_at(k)
-            if hit_a != hit_b:
-                flipped.append(FlippedQuery(
-                    query_id=q, hit_baseline=hit_a, hit_other=hit_b,
-                    rr_baseline=float(a.metrics["mrr"]), rr_other=float(b.metrics["mrr"]),
-                    rank_baseline=a.best_rank, rank_other=b.best_rank,
-                    last_rank_baseline=a.last_rank, last_rank_other=b.last_rank))
-        flipped.sort(key=lambda f: -abs(f.rr_other - f.rr_baseline))  # stable: query order
-        hit_test = tests[0]
-        pairs.append(PairComparison(
-            baseline=runs[0].run_id, other=runs[i].run_id, tests=tests, flipped=flipped,
-            warning=detectable(len(query_ids), hit_test.losses, hit_test.wins)))
+    # each run's CIs and each pair's tests are computed once per (runs' states, k, queries)
+    queries = digest(query_ids)
+    states = [run_state(store, run) for run in runs]
+    summaries = [_SUMMARIES.get((states[i], k, queries), partial(
+        _summary, run, results[i], query_ids, hit_key)) for i, run in enumerate(runs)]
+    pairs = [_PAIRS.get((states[0], states[i], k, queries), partial(
+        _pair, runs[0], runs[i], results[0], results[i], query_ids, k))
+        for i in range(1, len(runs))]
     if len(runs) > 2:
         pairs = _with_holm(pairs)
     return RunComparison(dataset=dataset_label(runs), k=k, n_queries=len(query_ids),
                          runs=summaries, pairs=pairs)
+
+
+_SUMMARIES: Memo[RunSummary] = Memo(64)
+_PAIRS: Memo[PairComparison] = Memo(64)
+
+
+def _values(results: dict[str, QueryScore], query_ids: list[str], metric: str) -> list[float]:
+    return [float(results[q].metrics[metric]) for q in query_ids]
+
+
+def _summary(run: RunRecord, results: dict[str, QueryScore], query_ids: list[str],
+             hit_key: str) -> RunSummary:
+    """One run's means with their bootstrap CIs on the compared queries."""
+    cis = {}
+    for metric in [hit_key, "mrr", *sorted(_metrics_present(results, query_ids))]:
+        vals = _values(results, query_ids, metric)
+        cis[metric] = (sum(vals) / len(vals), *bootstrap_ci(vals))
+    return RunSummary(run_id=run.run_id, label=run.config.label, top_k=run.config.top_k,
+                      cis=cis)
+
+
+def _pair(baseline: RunRecord, other: RunRecord, base: dict[str, QueryScore],
+          results: dict[str, QueryScore], query_ids: list[str], k: int) -> PairComparison:
+    """One pair's paired tests (before Holm), flipped queries and warning."""
+    hit_key = f"hit@{k}"
+    shared = _metrics_present(base, query_ids) & _metrics_present(results, query_ids)
+
+    def test(metric: str, binary: bool) -> MetricTest:
+        return _test(metric, _values(base, query_ids, metric),
+                     _values(results, query_ids, metric), binary=binary)
+
+    tests = [test(hit_key, True), test("mrr", False)]
+    tests += [test(m, m in BINARY_DOWNSTREAM)
+              for m in (*BINARY_DOWNSTREAM, *GRADED_DOWNSTREAM) if m in shared]
+    flipped = []
+    for q in query_ids:
+        a, b = base[q], results[q]
+        hit_a, hit_b = not a.failed_at(k), not b.failed_at(k)
+        if hit_a != hit_b:
+            flipped.append(FlippedQuery(
+                query_id=q, hit_baseline=hit_a, hit_other=hit_b,
+                rr_baseline=float(a.metrics["mrr"]), rr_other=float(b.metrics["mrr"]),
+                rank_baseline=a.best_rank, rank_other=b.best_rank,
+                last_rank_baseline=a.last_rank, last_rank_other=b.last_rank))
+    flipped.sort(key=lambda f: -abs(f.rr_other - f.rr_baseline))  # stable: query order
+    hit_test = tests[0]
+    return PairComparison(
+        baseline=baseline.run_id, other=other.run_id, tests=tests, flipped=flipped,
+        warning=detectable(len(query_ids), hit_test.losses, hit_test.wins))
 
 
 def _with_holm(pairs: list[PairComparison]) -> list[PairComparison]:

@@ -90,9 +90,10 @@ def rank_scatter(outcomes: pd.DataFrame, run_a: str, run_b: str, *,
         groups = part.groupby(["x", "y"], sort=False)["query_id"].agg(list).reset_index()
         counts = groups["query_id"].map(len)
         figure.add_trace(go.Scatter(
-            x=groups["x"], y=groups["y"], mode="markers",
+            x=groups["x"].tolist(), y=groups["y"].tolist(), mode="markers",  # lists: fast
             name=outcome.format(a=name_a, b=name_b),
-            marker={"color": color, "size": 7 + 3 * counts.map(math.sqrt).clip(upper=8),
+            marker={"color": color,
+                    "size": (7 + 3 * counts.map(math.sqrt).clip(upper=8)).tolist(),
                     "opacity": 0.75, "line": {"width": 0.5, "color": "white"}},
             customdata=[[_rank_text(x, not_ranked), _rank_text(y, not_ranked), len(ids),
                          _ids_text(ids)] for x, y, ids in groups.itertuples(index=False)],

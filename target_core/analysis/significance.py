@@ -24,6 +24,7 @@ from target_core.analysis.leaderboard import (
     label_pair,
     leaderboard,
 )
+from target_core.analysis.memo import run_scores
 from target_core.analysis.stats import ALPHA, holm, mcnemar_exact, paired_randomization
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.tasks import per_query_metric
@@ -59,7 +60,7 @@ def outcomes_frame(store: RunStore, run_ids: Sequence[str], k: int) -> pd.DataFr
     columns = ["query_id"]
     hit_key = f"hit@{k}"
     for run_id in run_ids:
-        results = store.query_scores(run_id)
+        results = list(run_scores(store, store.get_run(run_id)).values())  # memo
         downstream = [m for m in (*BINARY_DOWNSTREAM, *GRADED_DOWNSTREAM)
                       if any(m in r.metrics for r in results)]
         fields = [*OUTCOME_FIELDS, *downstream]

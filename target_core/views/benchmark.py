@@ -14,8 +14,11 @@ from target_core.benchgen.draft import Draft, Pair, list_drafts, pair_rows
 from target_core.benchgen.error_sources import DEFINITIONS, ErrorSourceReport, error_sources
 from target_core.benchgen.instantiate import SampledQuery, SampleReport
 from target_core.benchgen.templates import Template
-from target_core.datasets import DatasetInfo
+from target_core.config import Settings
+from target_core.datasets import discover
+from target_core.datasets.folder import find_databases, read_meta
 from target_core.engine.store import RunRecord, RunStore
+from target_core.errors import TargetError
 from target_core.types import Dataset
 from target_core.views.links import query_link
 
@@ -23,9 +26,23 @@ PAPER_ACCEPTANCE = 0.9511
 """Seed 002's acceptance rate of its LLM-written questions."""
 
 
-def sql_datasets(infos: Sequence[DatasetInfo]) -> list[str]:
-    """Text-to-SQL datasets with SQLite databases to sample from."""
-    return [i.name for i in infos if i.task == "sql" and i.databases]
+def sql_dataset_names(settings: Settings) -> list[str]:
+    """Text-to-SQL datasets with SQLite databases to sample from, found without loading
+    any (the builder's first view loaded them all): a folder whose dataset.json says
+    task "sql" beside databases/<id>/<id>.sqlite, or a Spider folder (its errors show
+    once chosen)."""
+    names = []
+    for name, entry in discover(settings).items():
+        if entry.kind == "spider":
+            names.append(name)
+        elif entry.kind in ("demo", "folder"):
+            try:
+                is_sql = read_meta(Path(entry.location)).get("task") == "sql"
+            except TargetError:
+                continue  # it does not load: not offered, as in list_datasets' error row
+            if is_sql and find_databases(Path(entry.location)):
+                names.append(name)
+    return names
 
 
 def template_databases(templates: Sequence[Template], dataset: Dataset) -> list[str]:

@@ -11,14 +11,16 @@ also get GTR's Figure 3: per query, answer quality against reply length in token
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar, cast
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from target_core.analysis.compare import RunComparison, compare_runs, dataset_label
-from target_core.analysis.figures import run_names
+from target_core.analysis.figures import ci_forest, rank_scatter, run_names, win_tie_loss_bars
+from target_core.analysis.memo import Memo, run_state
 from target_core.analysis.report import flipped_table
 from target_core.analysis.significance import outcomes_frame
 from target_core.analysis.slices import RUN_COLORS, SliceView, by_slice
@@ -28,6 +30,8 @@ from target_core.metrics.gtr import SAS_LABEL
 from target_core.metrics.retrieval import STANDARD_KS, default_ks
 from target_core.types import DEFAULT_PROMPT_SET, RunConfig
 from target_core.views.links import query_link
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,15 @@ class CompareView:
     `open compared` links to the Query page."""
     prompt_sets: tuple[str, ...] = ()
     """The runs' prompt sets, in run order, when they differ only in it (else empty)."""
+    derived: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
+    """What was built from this view (figures, slices, qualities): a view is kept while
+    its runs are unchanged (`compare_view`), and so is all of this."""
+
+    def remember(self, key: Hashable, make: Callable[[], T]) -> T:
+        """make(), once per key for this view."""
+        if key not in self.derived:
+            self.derived[key] = make()
+        return cast(T, self.derived[key])
 
     @property
     def heading(self) -> str:
@@ -121,10 +134,23 @@ class CompareView:
         return f"compare-{self.comparison.dataset}-{'-vs-'.join(r.run_id for r in self.runs)}"
 
 
+_VIEWS: Memo[CompareView] = Memo(8)
+
+
 def compare_view(store: RunStore, run_ids: Sequence[str], k: int | None = None,
                  dataset: str | None = None) -> CompareView:
     """Compare `run_ids` (the first is the baseline) at k, naming their dataset
-    `dataset` (the name the user chose) when given; raises TargetError."""
+    `dataset` (the name the user chose) when given; raises TargetError. The view is
+    kept while its runs are unchanged (analysis.memo): a revisit does no work."""
+    if len(run_ids) < 2 or len(set(run_ids)) != len(run_ids):
+        return _compare_view(store, run_ids, k, dataset)  # raises CompareError
+    states = tuple(run_state(store, store.get_run(r)) for r in run_ids)
+    return _VIEWS.get((states, k, dataset),
+                      lambda: _compare_view(store, run_ids, k, dataset))
+
+
+def _compare_view(store: RunStore, run_ids: Sequence[str], k: int | None,
+                  dataset: str | None) -> CompareView:
     comparison = compare_runs(store, run_ids, k=k)
     if dataset is not None:
         comparison = replace(comparison, dataset=dataset)
@@ -143,6 +169,27 @@ def compare_view(store: RunStore, run_ids: Sequence[str], k: int | None = None,
         table["open compared"] = [query_link(pair.other, q) for q in table["query_id"]]
         flipped[pair.other] = table
     return CompareView(comparison, runs, outcomes, names, flipped, prompt_sets)
+
+
+@dataclass(frozen=True)
+class CompareFigures:
+    forest: go.Figure
+    """Means with confidence intervals (analysis.figures.ci_forest)."""
+    bars: go.Figure
+    """Win / tie / loss against the baseline."""
+    scatters: dict[str, go.Figure]
+    """Compared run id -> gold ranks against the baseline's."""
+
+
+def compare_figures(view: CompareView) -> CompareFigures:
+    """The page's figures of `view`, built once per view (shared: do not modify them)."""
+    def build() -> CompareFigures:
+        comparison, names = view.comparison, view.names
+        return CompareFigures(
+            ci_forest(comparison, names=names), win_tie_loss_bars(comparison, names=names),
+            {p.other: rank_scatter(view.outcomes, p.baseline, p.other, names=names)
+             for p in comparison.pairs})
+    return view.remember("figures", build)
 
 
 def _default_prompts(config: RunConfig) -> RunConfig:
@@ -169,8 +216,12 @@ def only_prompt_sets_differ(runs: Sequence[RunRecord]) -> tuple[str, ...]:
 def compare_slices(store: RunStore, view: CompareView, metadata: pd.DataFrame, field: str
                    ) -> SliceView:
     """The compared runs' headline metrics per value of the query metadata `field` (a
-    column of analysis.slices.metadata_frame of the dataset's queries)."""
-    return by_slice(store, view.runs, metadata, field, view.names)
+    column of analysis.slices.metadata_frame of the dataset's queries); built once per
+    view, field and metadata."""
+    key = ("slice", field, tuple(metadata.columns),
+           int(pd.util.hash_pandas_object(metadata, index=True).sum()))
+    return view.remember(key, lambda: by_slice(store, view.runs, metadata, field,
+                                               view.names))
 
 
 # --- GTR's Figure 3: answer quality against reply length ------------------------------------
@@ -201,12 +252,14 @@ class QualityScatter:
 def quality_metrics(store: RunStore, view: CompareView) -> list[str]:
     """The QUALITY_METRICS some compared run has per query beside reply_tokens (a QA
     run with answers; truthfulness only after `judge`), in QUALITY_METRICS' order."""
-    present: set[str] = set()
-    for run in view.runs:
-        for _, metrics in store.query_metrics(run.run_id):
-            if "reply_tokens" in metrics:
-                present |= set(metrics) & set(QUALITY_METRICS)
-    return [m for m in QUALITY_METRICS if m in present]
+    def find() -> list[str]:
+        present: set[str] = set()
+        for run in view.runs:
+            for _, metrics in store.query_metrics(run.run_id):
+                if "reply_tokens" in metrics:
+                    present |= set(metrics) & set(QUALITY_METRICS)
+        return [m for m in QUALITY_METRICS if m in present]
+    return view.remember("qualities", find)
 
 
 def quality_scatter(store: RunStore, view: CompareView, metric: str) -> QualityScatter:
@@ -214,6 +267,10 @@ def quality_scatter(store: RunStore, view: CompareView, metric: str) -> QualityS
     colour per run; an unknown metric raises UnknownNameError."""
     if metric not in QUALITY_METRICS:
         raise UnknownNameError("answer quality", metric, QUALITY_METRICS)
+    return view.remember(("quality", metric), lambda: _quality_scatter(store, view, metric))
+
+
+def _quality_scatter(store: RunStore, view: CompareView, metric: str) -> QualityScatter:
     rows = [{"run": view.names.get(run.run_id, run.run_id), "run_id": run.run_id,
              "query_id": query_id, "reply_tokens": metrics["reply_tokens"],
              "value": metrics[metric]}
