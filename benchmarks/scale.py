@@ -9,7 +9,8 @@ own process so that each peak memory figure is that phase's alone:
   page shows); index build time, per-query retrieval time as stored with the run;
 * chroma: precomputed vectors into Chroma, embedded and behind a `chroma run` server
   (benchmarks/scale_chroma.py);
-* pages: the Overview, Query and Compare pages in Streamlit's AppTest on those two runs,
+* pages: the Overview, Query, Compare, Datasets and Failures pages in Streamlit's
+  AppTest on those two runs (Failures: the one without the title),
   the first render in a fresh process (nothing cached) and the median of 3 after it.
 Targets: BM25 median query <= 20 ms, Chroma query <= 20 ms, peak memory <= 4 GB,
 pages <= 2 s.
@@ -35,6 +36,7 @@ import numpy as np
 from benchmarks.page_render import render_seconds, write_folder
 
 MARK = "SCALE-RESULT "
+PAGES = ("overview", "query", "compare", "datasets", "failures")
 TARGETS = {"bm25_query_median_ms": 20, "chroma_query_median_ms": 20, "peak_mb": 4096,
            "page_s": 2.0}
 
@@ -92,7 +94,9 @@ def phase_page(workdir: Path, page: str, runs: list[str]) -> None:
     _environ(workdir)
     params = {"overview": {},
               "query": {"run": runs[0], "query": f"q{2500:05d}"},
-              "compare": {"runs": ",".join(runs)}}[page]
+              "compare": {"runs": ",".join(runs)},
+              "datasets": {"dataset": "synthetic"},
+              "failures": {"run": runs[-1]}}[page]
     first = render_seconds(f"pages/{page}.py", params)
     again = statistics.median(render_seconds(f"pages/{page}.py", params) for _ in range(3))
     emit({"phase": f"page-{page}", "first_s": first, "again_s": again, "peak_mb": peak_mb()})
@@ -141,7 +145,7 @@ def report(results: dict[str, dict[str, Any]], tables: int, queries: int) -> lis
         peaks.append((f"chroma {mode} client", chroma["client_peak_mb"]))
         if chroma.get("server_peak_mb"):
             peaks.append(("chroma server", chroma["server_peak_mb"]))
-    for page in ("overview", "query", "compare"):
+    for page in PAGES:
         figures = results[f"page-{page}"]
         lines.append(f"{page} page: first render {figures['first_s']:.2f} s, then "
                      f"{figures['again_s']:.2f} s (target <= 2 s: "
@@ -167,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "lexical": lambda: phase_lexical(args.workdir, title=True),
         "lexical-no-title": lambda: phase_lexical(args.workdir, title=False),
         **{f"page-{p}": (lambda p=p: phase_page(args.workdir, p, args.runs.split(",")))
-           for p in ("overview", "query", "compare")}}
+           for p in PAGES}}
     if args.phase:
         phases[args.phase]()
         return
@@ -178,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for phase in ("corpus", "lexical", "lexical-no-title"):
             results[phase] = run_phase([*common, "--phase", phase])[0]
         runs = f"{results['lexical']['run_id']},{results['lexical-no-title']['run_id']}"
-        for page in ("overview", "query", "compare"):
+        for page in PAGES:
             results[f"page-{page}"] = run_phase([*common, "--phase", f"page-{page}",
                                                  "--runs", runs])[0]
     if not args.skip_chroma:

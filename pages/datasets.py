@@ -13,13 +13,14 @@ from target_core.datasets.chunking import is_passage, passage_text
 from target_core.errors import TargetError
 from target_core.types import (
     VIEW_PRESETS,
-    Dataset,
     Query,
     Table,
+    TableLookup,
     TableView,
     parse_table_ref,
     table_ref,
 )
+from target_core.views.dataset_sizes import TableRefs, with_tokens
 from target_core.views.datasets import (
     evidence_cells,
     evidence_rows,
@@ -38,15 +39,15 @@ from target_core.views.query import passage_caption
 
 SECTIONS = ["Sizes", "Tables", "Queries"]
 PREVIEW_ROWS = 200
+PAGE_ROWS = 100
 
 shell.frame()
 chosen = widgets.pick_dataset()
 add_dataset.add_form(chosen)
-dataset = widgets.dataset_or_stop(chosen)
+dataset = widgets.lookup_or_stop(chosen)  # a large corpus is not loaded: read by table
 # a link's section, table and query must exist before anything of the dataset shows
 url.read_choice("section", SECTIONS, kind="section")
-url.read_choice("table", [table_ref(t.key) for t in dataset.tables],
-                among=f"the tables of {dataset.name}")
+url.read_choice("table", TableRefs(dataset), among=f"the tables of {dataset.name}")
 url.read_choice("query", [q.query_id for q in dataset.queries],
                 among=f"the queries of {dataset.name}")
 st.title(dataset.name)
@@ -58,6 +59,19 @@ if dataset.description:
 with st.expander("Table view (how tables become text, for token counts and previews)"):
     view = widgets.view_picker("datasets")
 summary = resources.summary(dataset, view)
+sample_note = ("" if summary.exact else f" From a sample of {summary.measured:,} of "
+               f"{summary.n_tables:,} tables.")
+if not summary.exact:
+    note_col, button_col = st.columns([4, 1])
+    note_col.info(f"Token sizes from a random sample of {summary.measured:,} of "
+                  f"{summary.n_tables:,} tables; rows and columns from every table.")
+    if button_col.button("Measure all tables", key="datasets-measure-all",
+                         help="Count every table's tokens under this view and keep the "
+                              "counts in the workspace for next time."):
+        bar = st.progress(0.0, text="Measuring every table…")
+        resources.measure_all(dataset, view, lambda done, total, what: bar.progress(
+            done / max(total, 1), text=f"{done:,} of {total:,} {what}"))
+        st.rerun()
 
 grids = summary.grids
 figures = [("Tables", f"{len(grids):,}", None)]
@@ -68,8 +82,9 @@ figures += [("Queries", f"{summary.n_queries:,}", None),
             ("Databases", f"{summary.n_databases:,}", None),
             ("Median rows", f"{grids['rows'].median():g}" if len(grids) else "–", None),
             ("Median columns", f"{grids['columns'].median():g}" if len(grids) else "–", None),
-            ("Median tokens", f"{summary.tables['tokens'].median():,.0f}",
-             f"Under the view '{view.label}', counted with {summary.token_label}.")]
+            ("Median tokens", f"{summary.sized['tokens'].median():,.0f}",
+             f"Under the view '{view.label}', counted with {summary.token_label}."
+             + sample_note)]
 for column, (label, value, note) in zip(st.columns(len(figures)), figures, strict=True):
     column.metric(label, value, help=note)
 
@@ -80,7 +95,7 @@ section = st.segmented_control(
 url.write(section=section)
 
 
-def show_table(table: Table, dataset: Dataset, view: TableView, key: str,
+def show_table(table: Table, dataset: TableLookup, view: TableView, key: str,
                query: Query | None = None) -> None:
     passage = is_passage(table)
     if passage:  # a document's text: title, where it sits, the text itself
@@ -123,9 +138,10 @@ def show_table(table: Table, dataset: Dataset, view: TableView, key: str,
 if section == "Sizes":
     st.plotly_chart(size_distributions(summary.tables), width="stretch")
     st.caption(f"Tokens under the view '{plain(view.label)}', counted with "
-               f"{plain(summary.token_label)}.")
-    st.markdown("**Largest tables under this view**" if not summary.n_passages else
-                "**Largest tables and passages under this view**")
+               f"{plain(summary.token_label)}.{sample_note}")
+    st.markdown(("**Largest tables under this view**" if not summary.n_passages else
+                 "**Largest tables and passages under this view**")
+                + ("" if summary.exact else " (among the sample)"))
     st.dataframe(summary.largest(10), width="stretch", hide_index=True, column_config={
         c: st.column_config.TextColumn(alignment="right") for c in ("rows", "columns")})
 
@@ -133,12 +149,19 @@ elif section == "Tables":
     text = st.text_input("Search tables", key="datasets-table-search",
                          placeholder="words in id, title or section")
     found = search(summary.tables, text, ["table", "title", "section_title"])
-    st.caption(f"{len(found):,} of {summary.n_tables:,} tables")
-    event = st.dataframe(found.drop(columns=["database_id", "table_id"]), width="stretch",
+    pages = max(1, -(-len(found) // PAGE_ROWS))
+    page = 1
+    if pages > 1:  # a page at a time: never every table into the browser
+        page = int(st.number_input(f"Page (of {pages:,})", 1, pages, 1,
+                                   key=f"datasets-tables-page-{text}"))
+    shown = with_tokens(dataset, found.iloc[(page - 1) * PAGE_ROWS:page * PAGE_ROWS], view)
+    st.caption(f"{len(found):,} of {summary.n_tables:,} tables"
+               + (f"; {len(shown):,} on this page" if pages > 1 else ""))
+    event = st.dataframe(shown.drop(columns=["database_id", "table_id"]), width="stretch",
                          hide_index=True, on_select="rerun", selection_mode="single-row",
-                         key="datasets-tables", height=widgets.grid_height(len(found)))
+                         key=f"datasets-tables-{page}", height=widgets.grid_height(len(shown)))
     if event.selection.rows:
-        url.write(table=found.iloc[event.selection.rows[0]]["table"])
+        url.write(table=shown.iloc[event.selection.rows[0]]["table"])
     ref = url.read("table")
     if ref:
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -106,6 +106,9 @@ class TableLookup:
         @property
         def table_index(self) -> Mapping[TableKey, Table]: ...
 
+        @property
+        def fingerprint(self) -> str: ...
+
     def table(self, key: TableKey) -> Table:
         try:
             return self.table_index[tuple(key)]  # type: ignore[index]
@@ -157,13 +160,19 @@ class Dataset(TableLookup):
     @cached_property
     def fingerprint(self) -> str:
         """sha256 over the corpus fingerprint, the chunking and the queries with their gold."""
-        digest = hashlib.sha256((self.corpus_fingerprint + self.chunking).encode())
-        for q in self.queries:
-            record = [q.query_id, q.query, q.answer, [list(g) for g in q.gold], q.database_id,
-                      q.sql, q.label, q.difficulty]
-            digest.update(json.dumps(record, ensure_ascii=False, default=str).encode())
-            digest.update(b"\n")
-        return digest.hexdigest()[:16]
+        return dataset_fingerprint(self.corpus_fingerprint, self.chunking, self.queries)
+
+
+def dataset_fingerprint(corpus_fingerprint: str, chunking: str, queries: Sequence[Query]
+                        ) -> str:
+    """Dataset.fingerprint from its parts (a corpus-index lookup has no tables to hash)."""
+    digest = hashlib.sha256((corpus_fingerprint + chunking).encode())
+    for q in queries:
+        record = [q.query_id, q.query, q.answer, [list(g) for g in q.gold], q.database_id,
+                  q.sql, q.label, q.difficulty]
+        digest.update(json.dumps(record, ensure_ascii=False, default=str).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()[:16]
 
 
 CONTEXT_MODES: tuple[str, ...] = ("retrieved", "oracle", "none")

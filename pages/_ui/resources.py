@@ -9,9 +9,13 @@ from target_core.config import Settings, load_settings
 from target_core.costs import RunCostEstimate, estimate_run_cost
 from target_core.datasets import DatasetInfo, discover, list_datasets, load_dataset, open_lookup
 from target_core.datasets.add import Upload, add_dataset, added_names, remove_dataset
+from target_core.datasets.lookup import DatasetLookup
 from target_core.engine.store import RunStore
+from target_core.progress import Progress
 from target_core.types import Dataset, GenerationConfig, TableLookup, TableView
-from target_core.views.datasets import DatasetSummary, summarize
+from target_core.views.dataset_sizes import dataset_summary
+from target_core.views.dataset_sizes import measure_all as measure_all_tables
+from target_core.views.datasets import DatasetSummary
 
 
 @st.cache_resource(show_spinner=False)
@@ -70,20 +74,28 @@ def load_by_name(name: str) -> Dataset:
     return _load(name, str(settings().workspace))
 
 
-def lookup_by_name(name: str) -> TableLookup:
+def lookup_by_name(name: str) -> Dataset | DatasetLookup:
     """A dataset's queries and tables for showing a few of them: large corpora that
     loaded before are read table by table instead of in full; raises TargetError."""
     return open_lookup(name, settings())
 
 
 @st.cache_data(show_spinner="Measuring tables…", max_entries=32)
-def _summary(_dataset: Dataset, fingerprint: str, view: dict[str, object]) -> DatasetSummary:
-    return summarize(_dataset, TableView.from_dict(view))
+def _summary(_dataset: TableLookup, fingerprint: str, view: dict[str, object]
+             ) -> DatasetSummary:
+    return dataset_summary(_dataset, TableView.from_dict(view), settings().workspace)
 
 
-def summary(dataset: Dataset, view: TableView) -> DatasetSummary:
-    """Per-table sizes under `view`, cached per (dataset fingerprint, view)."""
+def summary(dataset: Dataset | DatasetLookup, view: TableView) -> DatasetSummary:
+    """Per-table sizes under `view` (a large corpus's stored, or a sample's), cached per
+    (dataset fingerprint, view)."""
     return _summary(dataset, dataset.fingerprint, view.to_dict())
+
+
+def measure_all(dataset: TableLookup, view: TableView, progress: Progress) -> None:
+    """Count every table's tokens under `view` and store them (the summary has them next)."""
+    measure_all_tables(dataset, view, settings().workspace, progress=progress)
+    _summary.clear()
 
 
 @st.cache_data(show_spinner="Estimating tokens…", max_entries=64)

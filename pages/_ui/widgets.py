@@ -9,6 +9,7 @@ import streamlit as st
 
 from pages._ui import resources, url
 from pages._ui.url import remember, sticky, url_selectbox
+from target_core.datasets.lookup import DatasetLookup
 from target_core.errors import TargetError
 from target_core.table_view import TEXT_FORMATS
 from target_core.types import (
@@ -63,6 +64,19 @@ def dataset_or_stop(name: str | None) -> Dataset:
         st.stop()
     try:
         return resources.load_by_name(name)
+    except TargetError as exc:
+        st.error(f"Cannot load dataset '{name}': {exc}")
+        st.stop()
+
+
+def lookup_or_stop(name: str | None) -> Dataset | DatasetLookup:
+    """The dataset's lookup (a large corpus read table by table, see
+    resources.lookup_by_name), or show the error and stop the page."""
+    if name is None:
+        st.info("Pick a dataset in the sidebar.")
+        st.stop()
+    try:
+        return resources.lookup_by_name(name)
     except TargetError as exc:
         st.error(f"Cannot load dataset '{name}': {exc}")
         st.stop()

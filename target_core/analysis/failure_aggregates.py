@@ -34,7 +34,7 @@ from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.metrics.tasks import missing_gold
 from target_core.serialize import table_text
 from target_core.textproc import tokenize
-from target_core.types import Dataset, Table, TableKey, table_ref
+from target_core.types import Table, TableKey, TableLookup, table_ref
 
 __all__ = ["ALL", "Aggregate", "CaseExplanation", "WINNER_FEATURES", "aggregate",
            "aggregates_frame", "cases_columns", "explain_cases", "failure_explanations"]
@@ -100,7 +100,7 @@ def _features(winner: Table, gold: Table, terms: set[str], by_db: bool
     return tuple(name for name in WINNER_FEATURES if found[name]), shared
 
 
-def explain_cases(dataset: Dataset, run: RunRecord, report: FailureReport,
+def explain_cases(dataset: TableLookup, run: RunRecord, report: FailureReport,
                   results: Iterable[QueryResult]) -> dict[str, CaseExplanation]:
     """query_id -> its missing terms and its winner's features, for report's cases."""
     failed = {case.query_id: case for case in report.cases}
@@ -175,7 +175,7 @@ def cases_columns(explained: Mapping[str, CaseExplanation], query_ids: Iterable[
     return pd.DataFrame(rows, columns=["missing terms", "winner", "winner features"])
 
 
-def failure_explanations(store: RunStore, dataset: Dataset, report: FailureReport
+def failure_explanations(store: RunStore, dataset: TableLookup, report: FailureReport
                          ) -> tuple[dict[str, CaseExplanation], list[Aggregate]]:
     """The report's per-query explanations and their aggregates (reads its results)."""
     run = store.get_run(report.run_id)

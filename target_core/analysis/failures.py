@@ -24,7 +24,7 @@ from target_core.errors import TargetError
 from target_core.metrics.tasks import missing_gold
 from target_core.serialize import cell_text
 from target_core.textproc import tokenize
-from target_core.types import Dataset, Query, Table, TableKey, TableView, table_ref
+from target_core.types import Query, Table, TableKey, TableLookup, TableView, table_ref
 
 __all__ = ["CATEGORIES", "FailureCase", "FailureReport", "analyse_failures", "title_pair"]
 
@@ -157,15 +157,16 @@ def header_jaccard(a: Table, b: Table) -> float:
     return len(left & right) / len(union) if union else 0.0
 
 
-def _groups_by_database(dataset: Dataset) -> bool:
-    """Databases mean something only when there are several and they hold several tables."""
-    databases = {t.database_id for t in dataset.tables}
-    return 1 < len(databases) < len(dataset.tables)
+def _groups_by_database(dataset: TableLookup) -> bool:
+    """Databases mean something only when there are several and they hold several tables
+    (keys only: a corpus-index lookup answers without reading its tables)."""
+    databases = {database_id for database_id, _ in dataset.table_index}
+    return 1 < len(databases) < len(dataset.table_index)
 
 
 # --- the categories ---------------------------------------------------------------------
 
-def _sibling(dataset: Dataset, gold: Table, above: Sequence[TableKey], by_db: bool
+def _sibling(dataset: TableLookup, gold: Table, above: Sequence[TableKey], by_db: bool
              ) -> str | None:
     stem = title_stem(gold)
     for key in above:
@@ -210,7 +211,7 @@ def _truncated(query: Query, missing: Sequence[TableKey], view: TableView) -> st
     return None
 
 
-def _case(dataset: Dataset, run: RunRecord, result: QueryResult, k: int, by_db: bool,
+def _case(dataset: TableLookup, run: RunRecord, result: QueryResult, k: int, by_db: bool,
           title_hits: set[str] | None, window: Window | None = None) -> FailureCase | None:
     missing = missing_gold(result.gold, result.gold_ranks, k)
     if not missing:
@@ -287,7 +288,7 @@ def _found(results: Iterable[QueryResult], k: int) -> set[str]:
     return {r.query_id for r in results if not r.failed_at(k)}
 
 
-def analyse_failures(store: RunStore, dataset: Dataset, run_id: str, *, k: int | None = None,
+def analyse_failures(store: RunStore, dataset: TableLookup, run_id: str, *, k: int | None = None,
                      settings: Settings | None = None) -> FailureReport:
     """Categorise every query of `run_id` whose gold tables are not all within the first
     k (default: the run's top_k, at most 10). `settings` (default: the environment's)

@@ -4,10 +4,13 @@ The Query page shows one query and the dozen tables around it; parsing a 100,000
 corpus.jsonl for that takes seconds. So whenever a folder dataset loads in full (which
 validates it), the byte offset of every table's line is saved in the workspace, under
 `cache/corpus-index/`, in a file named by the corpus file's path, size and modification
-time. Later, `open_lookup` gives the same answers as the loaded Dataset for what a page
-asks (name, task, databases, queries, `table(key)`, `table_index.get(key)`), reading
-just the lines it needs. Without a current index (never loaded, or the corpus changed
-since) it loads the dataset in full, which writes the index for next time.
+time; with it, each table's title, section title and size (the catalogue the Datasets
+page browses) and the corpus fingerprint (so a run's dataset version is checked without
+reading the corpus). Later, `open_lookup` gives the same answers as the loaded Dataset
+for what a page asks (name, task, databases, queries, `table(key)`,
+`table_index.get(key)`, `fingerprint`), reading just the lines it needs. Without a
+current index (never loaded, or the corpus changed since) it loads the dataset in full,
+which writes the index for next time.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from target_core.datasets.folder import (
@@ -39,19 +42,21 @@ from target_core.datasets.records import (
     parse_table,
     sql_from_answers,
 )
-from target_core.types import Dataset, Query, Table, TableKey, TableLookup
+from target_core.types import Dataset, Query, Table, TableKey, TableLookup, dataset_fingerprint
 
 log = logging.getLogger(__name__)
 
 INDEX_DIR = Path("cache") / "corpus-index"
 INDEX_MIN_TABLES = 2_000
 """Smaller corpora load in full in well under a second: no index for them."""
+INDEX_VERSION = "2"
+"""Part of each index file's name: an index of an older layout is never opened."""
 
 
 def index_path(workspace: Path, corpus: Path) -> Path:
     """The index file for this version of `corpus` (path, size, modification time)."""
     stat = corpus.stat()
-    stamp = f"{corpus.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    stamp = f"{INDEX_VERSION}|{corpus.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
     return Path(workspace) / INDEX_DIR / f"{hashlib.sha256(stamp.encode()).hexdigest()[:24]}.sqlite"
 
 
@@ -68,10 +73,15 @@ def write_index(workspace: Path, corpus: Path, dataset: Dataset, wheres: Sequenc
         partial = path.with_suffix(f".{os.getpid()}.partial")
         with sqlite3.connect(partial) as db, gc_paused():
             db.execute("CREATE TABLE spans (database_id TEXT, table_id TEXT, offset INTEGER, "
-                       "length INTEGER, line INTEGER, PRIMARY KEY (database_id, table_id))")
-            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?)",
-                           ((t.database_id, t.table_id, w.offset, w.length, w.line)
+                       "length INTEGER, line INTEGER, title TEXT, section_title TEXT, "
+                       "n_rows INTEGER, n_cols INTEGER, PRIMARY KEY (database_id, table_id))")
+            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           ((t.database_id, t.table_id, w.offset, w.length, w.line, t.title,
+                             t.section_title, t.n_rows, t.n_cols)
                             for t, w in zip(dataset.tables, wheres, strict=True)))
+            db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+            db.execute("INSERT INTO meta VALUES ('corpus_fingerprint', ?)",
+                       [dataset.corpus_fingerprint])
         db.close()
         partial.replace(path)  # atomic: a reader never sees half an index
     except OSError as exc:
@@ -124,6 +134,22 @@ class LazyTables(Mapping[TableKey, Table]):
     def __len__(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM spans").fetchone()[0]
 
+    def tables(self) -> Iterator[Table]:
+        """Every table in corpus order, the corpus read front to back (no seeks)."""
+        for where, record in iter_jsonl(self.corpus):
+            yield parse_table(record, where)
+
+    def corpus_fingerprint(self) -> str:
+        """The indexed corpus's Dataset.corpus_fingerprint, saved when it loaded in full."""
+        return str(self.db.execute("SELECT value FROM meta WHERE key = 'corpus_fingerprint'")
+                   .fetchone()[0])
+
+    def catalogue(self) -> list[tuple[str, str, str, str, int, int]]:
+        """(database_id, table_id, title, section_title, rows, columns) of every table,
+        in corpus order, without reading the corpus."""
+        return self.db.execute("SELECT database_id, table_id, title, section_title, n_rows, "
+                               "n_cols FROM spans ORDER BY line").fetchall()
+
 
 @dataclass(frozen=True)
 class DatasetLookup(TableLookup):
@@ -137,6 +163,14 @@ class DatasetLookup(TableLookup):
     databases: Mapping[str, Path] = field(default_factory=dict)
     description: str = ""
     source: str = ""
+    corpus_fingerprint: str = ""
+    """The full load's Dataset.corpus_fingerprint, from the index."""
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """The full load's Dataset.fingerprint (a corpus index is of a folder without
+        documents: no chunking)."""
+        return dataset_fingerprint(self.corpus_fingerprint, "", self.queries)
 
 
 def lookup_folder(path: Path, name: str, workspace: Path) -> DatasetLookup | None:
@@ -158,4 +192,4 @@ def lookup_folder(path: Path, name: str, workspace: Path) -> DatasetLookup | Non
                       str(path))
     return DatasetLookup(name=name, task=task, queries=tuple(queries), table_index=tables,
                          databases=databases, description=meta.get("description", ""),
-                         source=str(path))
+                         source=str(path), corpus_fingerprint=tables.corpus_fingerprint())

@@ -18,14 +18,14 @@ from target_core.analysis.failure_aggregates import (
 )
 from target_core.analysis.failures import CATEGORIES, FailureReport, analyse_failures
 from target_core.engine.store import RunRecord, RunStore
-from target_core.types import Dataset
+from target_core.types import TableLookup
 from target_core.views.links import query_link
 
 ATTRIBUTION_EXAMPLES = 20
 """Queries listed per cause (retrieval-, generation-caused)."""
 
 
-def failures_report(store: RunStore, dataset: Dataset, run_id: str, k: int) -> FailureReport:
+def failures_report(store: RunStore, dataset: TableLookup, run_id: str, k: int) -> FailureReport:
     """The run's failed queries at k, categorised; raises TargetError."""
     return analyse_failures(store, dataset, run_id, k=k)
 
@@ -78,7 +78,7 @@ class AggregatesView:
         return out.assign(meaning=[WINNER_FEATURES[f] for f in out["feature"]])
 
 
-def aggregates_view(store: RunStore, dataset: Dataset, report: FailureReport
+def aggregates_view(store: RunStore, dataset: TableLookup, report: FailureReport
                     ) -> AggregatesView:
     """The report's aggregate explanations and the per-query export carrying them."""
     explained, aggregates = failure_explanations(store, dataset, report)

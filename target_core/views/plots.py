@@ -22,7 +22,7 @@ def size_distributions(tables: pd.DataFrame) -> go.Figure:
     figure = make_subplots(rows=1, cols=len(panels),
                            subplot_titles=[title for _, title, _ in panels])
     for i, (column, _, frame) in enumerate(panels, start=1):
-        values = frame[column] if column in frame else pd.Series(dtype=float)
+        values = frame[column].dropna() if column in frame else pd.Series(dtype=float)
         figure.add_trace(
             go.Histogram(x=values, marker_color=_COLOR, name=column, nbinsx=30,
                          hovertemplate=f"{column}: %{{x}}<br>count: %{{y}}<extra></extra>"),

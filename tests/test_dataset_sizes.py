@@ -1,0 +1,159 @@
+"""Table sizes of a large corpus: stored per (corpus, view) and read back, a seeded sample
+until every table is measured, a changed corpus never read through stale counts; the
+Datasets and Failures pages read a large corpus through its index with the same numbers
+as the full load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from target_core.config import load_settings
+from target_core.datasets import load_dataset, lookup, open_lookup, registry
+from target_core.tokens import get_counter
+from target_core.types import TableView
+from target_core.views import dataset_sizes
+from target_core.views.dataset_sizes import TableRefs, dataset_summary, measure_all, sizes_path
+from target_core.views.datasets import summarize
+from tests.conftest import query_record, table_record
+
+N_TABLES = 30
+
+
+@pytest.fixture(autouse=True)
+def small_thresholds(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(lookup, "INDEX_MIN_TABLES", 1)
+    monkeypatch.setattr(dataset_sizes, "EXACT_MAX_TABLES", 10)
+    monkeypatch.setattr(dataset_sizes, "SAMPLE_SIZE", 7)
+    registry._cache.clear()
+    registry._lookups.clear()
+    yield
+    registry._cache.clear()
+    registry._lookups.clear()
+
+
+def _corpus(extra: str = "") -> list[dict]:
+    return [table_record(f"t{i}", [["name", "n"], *[[f"row {j} {extra}", j] for j in range(i)]],
+                         database_id=f"db{i % 3}", title=f"Table {i}")
+            for i in range(N_TABLES)]
+
+
+def _no_counting(*args: object) -> None:
+    raise AssertionError("counted tokens instead of reading the stored counts")
+
+
+def test_sizes_are_sampled_stored_then_measured_in_full(write_dataset, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = write_dataset(_corpus(), [query_record("q1", "t1", database_id="db1")],
+                           meta={"name": "sized", "task": "qa"})
+    workspace = tmp_path / "ws"
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(workspace)})
+    view = TableView()
+    full = summarize(load_dataset(folder, settings), view)
+    registry._cache.clear()
+    found = open_lookup(folder, settings)
+    assert isinstance(found, lookup.DatasetLookup)
+
+    sampled = dataset_summary(found, view, workspace)
+    assert not sampled.exact and sampled.measured == 7 and sampled.n_tables == N_TABLES
+    for column in ("table", "title", "rows", "columns"):  # the catalogue: every table, exact
+        assert sampled.tables[column].tolist() == full.tables[column].tolist()
+    measured = sampled.tables["tokens"].notna()
+    assert sampled.tables["tokens"][measured].tolist() == full.tables["tokens"][measured].tolist()
+    assert sampled.sized.equals(sampled.tables[measured])
+
+    with monkeypatch.context() as patch:  # a second visit reads the stored sample
+        patch.setattr(dataset_sizes, "_count", _no_counting)
+        again = dataset_summary(found, view, workspace)
+    assert again.tables.equals(sampled.tables)
+
+    exact = measure_all(found, view, workspace)
+    assert exact.exact and exact.tables["tokens"].tolist() == full.tables["tokens"].tolist()
+    with monkeypatch.context() as patch:
+        patch.setattr(dataset_sizes, "_count", _no_counting)
+        stored = dataset_summary(found, view, workspace)
+    assert stored.exact and stored.tables["tokens"].tolist() == full.tables["tokens"].tolist()
+    assert stored.largest(3)["tokens"].tolist() == full.largest(3)["tokens"].tolist()
+
+    # another view is another file: nothing stored for it yet
+    assert not dataset_summary(found, TableView(title=False), workspace).exact
+
+
+def test_a_changed_corpus_never_reads_the_old_counts(write_dataset, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = write_dataset(_corpus(), [query_record("q1", "t1", database_id="db1")],
+                           meta={"name": "sized", "task": "qa"})
+    workspace = tmp_path / "ws"
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(workspace)})
+    load_dataset(folder, settings)
+    registry._cache.clear()
+    before = open_lookup(folder, settings)
+    measure_all(before, TableView(), workspace)
+    old = sizes_path(workspace, before, TableView(), get_counter(), sample=False)
+    assert old.is_file()
+
+    write_dataset(_corpus(extra="changed"), [query_record("q1", "t1", database_id="db1")],
+                  meta={"name": "sized", "task": "qa"}, name="changed")
+    (folder / "corpus.jsonl").write_bytes((folder.parent / "changed" / "corpus.jsonl")
+                                          .read_bytes())
+    registry._cache.clear()
+    registry._lookups.clear()
+    load_dataset(folder, settings)  # the changed corpus loads in full: a new index
+    registry._cache.clear()
+    after = open_lookup(folder, settings)
+    assert after.corpus_fingerprint != before.corpus_fingerprint
+    monkeypatch.setattr(dataset_sizes, "_count", _no_counting)
+    with pytest.raises(AssertionError, match="counted tokens"):
+        dataset_summary(after, TableView(), workspace)
+
+
+def test_table_refs_answer_membership_from_the_index(write_dataset, tmp_path: Path) -> None:
+    folder = write_dataset(_corpus(), [query_record("q1", "t1", database_id="db1")])
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws")})
+    load_dataset(folder, settings)
+    registry._cache.clear()
+    refs = TableRefs(open_lookup(folder, settings))
+    assert "db1/t1" in refs and "db2/t1" not in refs and 3 not in refs
+    assert refs._all is None  # no list of every table for a lookup that succeeds
+    assert len(refs) == N_TABLES and refs[0] == "db0/t0"
+
+
+def test_failures_through_the_index_match_the_full_load(tmp_path: Path) -> None:
+    from target_core.analysis.failures import analyse_failures
+    from target_core.engine.runner import run_retrieval
+    from target_core.engine.store import RunStore
+    from target_core.types import RunConfig
+    from target_core.views.failures import aggregates_view
+
+    settings = load_settings(tmp_path / "ws")
+    run = run_retrieval(RunConfig("demo-qa", "bm25", limit=60, view=TableView(title=False)),
+                        settings=settings).run
+    store = RunStore.in_workspace(tmp_path / "ws")
+    full = load_dataset("demo-qa", settings)
+    loaded = analyse_failures(store, full, run.run_id, k=3, settings=settings)
+    registry._cache.clear()
+    found = open_lookup("demo-qa", settings)
+    assert isinstance(found, lookup.DatasetLookup)
+    assert found.fingerprint == full.fingerprint
+    indexed = analyse_failures(store, found, run.run_id, k=3, settings=settings)
+    assert not registry._cache, "the failure analysis loaded the whole dataset"
+    assert indexed.n_failed > 0
+    assert indexed.to_dict() == loaded.to_dict()
+    assert aggregates_view(store, found, indexed).frame.equals(
+        aggregates_view(store, full, loaded).frame)
+
+
+def test_datasets_page_offers_to_measure_a_sampled_corpus(app, tmp_path: Path) -> None:
+    load_dataset("demo-qa", load_settings(tmp_path / "ws"))  # writes its corpus index
+    registry._cache.clear()
+    at = app(page="pages/datasets.py", dataset="demo-qa")
+    assert not registry._cache, "the Datasets page loaded the whole dataset"
+    assert any("sample of 7 of 440 tables" in i.value for i in at.info), at.info
+    at.button(key="datasets-measure-all").click().run()
+    assert not at.exception, at.exception
+    assert not any("sample" in i.value for i in at.info)
+    stored = list((tmp_path / "ws" / dataset_sizes.SIZES_DIR).glob("*.npz"))
+    assert len(stored) == 2  # the sample and every table
+    assert {len(np.load(p)["tokens"]) for p in stored} == {7, 440}
