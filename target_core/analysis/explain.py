@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from target_core.analysis.explain_dense import explain_dense
+from target_core.analysis.explain_sql import explain_sql
 from target_core.config import Settings
 from target_core.engine.results import QueryResult
 from target_core.engine.store import RunStore
@@ -63,19 +65,6 @@ def pick_tables(result: QueryResult, top_k: int, against: str | None = None
     return [entry(gold, "gold")] + ([entry(other, role)] if other is not None else [])
 
 
-def _section(module: str, function: str, *args: Any) -> dict[str, Any] | None:
-    """Another track's section, imported when called so the modules land in any order;
-    None when its module is not there yet."""
-    import importlib
-
-    try:
-        found = getattr(importlib.import_module(f"target_core.analysis.{module}"), function)
-    except (ImportError, AttributeError):
-        return None
-    result: dict[str, Any] | None = found(*args)
-    return result
-
-
 def explain(store: RunStore, settings: Settings, run_id: str, query_id: str,
             against: str | None = None) -> dict[str, Any]:
     """The explanation of query `query_id` of run `run_id` (JSON-ready); `against`
@@ -101,9 +90,7 @@ def explain(store: RunStore, settings: Settings, run_id: str, query_id: str,
     if len(tables) < 2:  # the run retrieved nothing but the gold: nothing to compare
         return explained
     explained["lexical"] = explain_lexical(run, settings, query.query, result, tables)
-    explained["dense"] = _section("explain_dense", "explain_dense", run, dataset, query,
-                                  tables, settings)
+    explained["dense"] = explain_dense(run, dataset, query, tables, settings)
     if run.task == "sql":
-        explained["sql"] = _section("explain_sql", "explain_sql", run, dataset, query,
-                                    tables)
+        explained["sql"] = explain_sql(run, dataset, query, tables)
     return explained
