@@ -10,6 +10,10 @@ import re
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
+TOKENIZER_VERSION = 1
+"""Bump when `tokenize` changes what it returns: lexical indexes saved on disk
+(retrievers/index_files.py) carry it, and older ones are built again."""
+
 STOPWORDS = frozenset("""
 a an the of in on at to for by with from and or but as is was were are be been being
 did do does has have had which what who whom whose when where how many much more most

@@ -17,6 +17,7 @@ means one module, one entry in RETRIEVERS and one line in docs/retrievers/index.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from target_core.config import Settings
@@ -74,7 +75,12 @@ def hyse_options(arg: str) -> HySEOptions:
 def _bm25(arg: str, settings: Settings) -> Retriever:
     from target_core.retrievers.bm25 import BM25Retriever
 
-    return BM25Retriever()
+    return BM25Retriever(cache_dir=lexical_cache(settings))
+
+
+def lexical_cache(settings: Settings) -> Path:
+    """Where lexical indexes are saved between runs and restarts (retrievers/index_files.py)."""
+    return Path(settings.workspace) / "cache" / "lexical"
 
 
 def _tfidf(arg: str, settings: Settings) -> Retriever:

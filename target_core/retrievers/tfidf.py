@@ -27,6 +27,7 @@ from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from target_core.retrievers.base import (
+    Hits,
     IndexInfo,
     LexicalScoring,
     NotIndexedError,
@@ -35,6 +36,7 @@ from target_core.retrievers.base import (
     no_progress,
 )
 from target_core.retrievers.bm25 import PROGRESS_EVERY, stored_entry, weighted_row_sum
+from target_core.retrievers.postings import Postings, TopScorer
 from target_core.textproc import tokenize
 
 
@@ -62,6 +64,7 @@ class TfidfRetriever(LexicalScoring):
         self.sublinear_tf = sublinear_tf
         self._vectorizer: TfidfVectorizer | None = None
         self._term_docs: sparse.csr_matrix | None = None  # terms x documents
+        self._scorer: TopScorer | None = None  # over _term_docs' arrays
         self._n_docs = 0
 
     def _new_vectorizer(self) -> TfidfVectorizer:
@@ -86,6 +89,13 @@ class TfidfRetriever(LexicalScoring):
         self._vectorizer = vectorizer
         self._term_docs = sparse.csr_matrix(doc_terms.T)
         self._term_docs.sort_indices()
+        matrix = self._term_docs
+        # every weight is positive: a row's largest bounds what the term can add
+        row_max = (np.maximum.reduceat(matrix.data, matrix.indptr[:-1]) if matrix.nnz
+                   else None)
+        self._scorer = TopScorer(Postings(matrix.indptr.astype(np.int64),
+                                          matrix.indices.astype(np.intp), matrix.data,
+                                          total, row_max))
         self._n_docs = total
         progress(total, total, "indexed")
         return IndexInfo(n_texts=total, seconds=time.perf_counter() - started,
@@ -103,6 +113,20 @@ class TfidfRetriever(LexicalScoring):
         vector = self._vectorizer.transform([query])
         return weighted_row_sum(self._term_docs, vector.indices.tolist(),
                                 vector.data.tolist())
+
+    def search(self, queries: Sequence[str], *, top_k: int) -> list[Hits]:
+        """The best `top_k` texts for each query (texts sharing no n-gram are never
+        hits), as `top_k_hits(score_all(query))` but looking only at the texts its
+        n-grams touch (postings.py)."""
+        if self._scorer is None:
+            raise NotIndexedError(self.spec)
+        if self._vectorizer is None:
+            return [[] for _ in queries]
+        vectors = self._vectorizer.transform(queries)
+        return [self._scorer.top(vectors.indices[start:end].tolist(),
+                                 vectors.data[start:end].tolist(), top_k)
+                for start, end in zip(vectors.indptr[:-1].tolist(),
+                                      vectors.indptr[1:].tolist(), strict=True)]
 
     def term_contributions(self, query: str, index: int, text: str | None = None
                            ) -> list[TermScore]:

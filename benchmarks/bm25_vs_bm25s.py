@@ -1,0 +1,237 @@
+"""Our BM25 against bm25s and rank-bm25, side by side in one process (prints figures).
+
+    .venv/bin/python -m benchmarks.bm25_vs_bm25s --fetaqa /path/to/fetaqa-folder
+    .venv/bin/python -m benchmarks.bm25_vs_bm25s --tables 100000 [--queries 1000]
+
+Same texts (TableView()'s default) and same tokens (`textproc.tokenize`) for all three:
+bm25s is given the token ids of our tokenizer (`bm25s.tokenization.Tokenized`), and
+rank-bm25 the token lists. One query at a time at top-10, the query's tokenizing timed
+inside each; ours and bm25s alternate per query (and which goes first alternates too).
+bm25s (method "robertson", k1 1.5, b 0.75, numpy backend) is timed through
+`BM25._get_top_k_results`, what its `retrieve` runs per query without its batching and
+progress bar. rank-bm25 is timed on a subset (it scores every table in Python); on that
+subset our top-10 ids are compared with rank-bm25's, ranked by the project's rule
+(`top_k_hits`: score descending, ties to the lower corpus index, score 0 = no match).
+
+bm25s is not a project dependency: the script installs the pinned version into a
+scratch folder under /tmp (`pip install --target DIR --no-deps`; numpy and scipy come
+from this venv). Build times include tokenizing the corpus for every library. Peak RSS
+(resource.getrusage) is read right after the texts are made and after our build, before
+the other libraries run. Above 200,000 tables the synthetic texts are made streaming
+(only the gold tables of the queries are kept as tables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+from benchmarks import synthetic
+from target_core.datasets.folder import load_folder
+from target_core.retrievers.base import Hits, top_k_hits
+from target_core.retrievers.bm25 import BM25Retriever
+from target_core.retrievers.tfidf import TfidfRetriever
+from target_core.serialize import table_text
+from target_core.textproc import tokenize
+from target_core.types import Table, TableView
+
+BM25S_VERSION = "0.3.16"
+SCRATCH = Path("/tmp/target-bench-bm25s")
+TOP_K = 10
+STREAMING_ABOVE = 200_000
+
+
+def bm25s_module(version: str = BM25S_VERSION) -> ModuleType:
+    """bm25s==version, installed once into a scratch folder and put on sys.path."""
+    target = SCRATCH / version
+    if not (target / "bm25s" / "__init__.py").is_file():
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                        "--target", str(target), f"bm25s=={version}"], check=True)
+    sys.path.insert(0, str(target))
+    module = importlib.import_module("bm25s")
+    assert Path(module.__file__ or "").is_relative_to(target), module.__file__
+    return module
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def fetaqa_corpus(path: str) -> tuple[str, list[str], list[str]]:
+    dataset = load_folder(path)
+    texts = [table_text(t, TableView()) for t in dataset.tables]
+    return (f"real FeTaQA, {len(texts):,} tables", texts,
+            [q.query for q in dataset.queries])
+
+
+def _synthetic_tables(n_tables: int, seed: int) -> tuple[Iterator[Table],
+                                                         np.random.Generator]:
+    """make_corpus's tables one at a time, and its generator (drawn from as it goes)."""
+    rng = np.random.default_rng(seed)
+    words = synthetic.make_vocabulary(synthetic.VOCABULARY_SIZE, rng)
+    common = synthetic._Zipf(synthetic.VOCABULARY_SIZE, synthetic.ZIPF_EXPONENT)
+    topical = synthetic._Zipf(synthetic.VOCABULARY_SIZE, synthetic.ZIPF_EXPONENT,
+                              min_rank=synthetic.TOPIC_MIN_RANK)
+    headers = synthetic._Zipf(2_000, 1.2)
+    tables = (synthetic.make_table(i, rng, words, common, topical, headers)
+              for i in range(n_tables))
+    return tables, rng
+
+
+def synthetic_corpus(n_tables: int, n_queries: int, seed: int) -> tuple[str, list[str],
+                                                                        list[str]]:
+    """make_corpus(n_tables, n_queries, seed)'s texts and query texts, the same ones;
+    above STREAMING_ABOVE tables without holding every table (they are made twice)."""
+    name = f"synthetic, {n_tables:,} tables"
+    if n_tables <= STREAMING_ABOVE:
+        tables, queries = synthetic.make_corpus(n_tables, n_queries, seed)
+        return name, [table_text(t, TableView()) for t in tables], [q.query for q in queries]
+    made, rng = _synthetic_tables(n_tables, seed)
+    texts = [table_text(t, TableView()) for t in made]
+    gold = rng.integers(0, n_tables, n_queries)
+    wanted = set(gold.tolist())
+    again, _ = _synthetic_tables(n_tables, seed)
+    kept = {i: t for i, t in enumerate(again) if i in wanted}
+    words = synthetic.make_vocabulary(synthetic.VOCABULARY_SIZE, np.random.default_rng(seed))
+    common = synthetic._Zipf(synthetic.VOCABULARY_SIZE, synthetic.ZIPF_EXPONENT)
+    query_texts = [synthetic.make_query(j, kept[g], rng, words, common).query
+                   for j, g in enumerate(gold.tolist())]
+    return name, texts, query_texts
+
+
+def timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float]:
+    """call(*args, **kwargs) and its wall time in milliseconds."""
+    started = time.perf_counter()
+    out = call(*args, **kwargs)
+    return out, (time.perf_counter() - started) * 1000
+
+
+def reference_hits(scores: np.ndarray) -> Hits:
+    """rank-bm25's scores ranked by the project's rule (0 = no match, ties lower index)."""
+    return top_k_hits(np.where(scores != 0, scores, -np.inf), TOP_K)
+
+
+def compare_top10(ours: Hits, expected: Hits) -> str:
+    """"same" (ids equal), "tie" (ids differ only inside a tie at the cut: same scores)
+    or "differs"."""
+    if [i for i, _ in ours] == [i for i, _ in expected]:
+        return "same"
+    if np.allclose([s for _, s in ours], [s for _, s in expected], rtol=0, atol=1e-9):
+        return "tie"
+    return "differs"
+
+
+def ms(times: Sequence[float]) -> str:
+    return f"p50 {np.percentile(times, 50):7.3f} ms  p90 {np.percentile(times, 90):7.3f} ms"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--fetaqa", metavar="PATH", help="a FeTaQA folder dataset")
+    source.add_argument("--tables", type=int, help="a synthetic corpus of this many tables")
+    parser.add_argument("--queries", type=int, default=1_000,
+                        help="synthetic queries (a real dataset uses all of its own)")
+    parser.add_argument("--rank-bm25-queries", type=int, default=100,
+                        help="queries also run with rank-bm25 and compared (slow)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bm25s-version", default=BM25S_VERSION)
+    parser.add_argument("--no-tfidf", action="store_true", help="skip our TF-IDF line")
+    args = parser.parse_args(argv)
+    bm25s = bm25s_module(args.bm25s_version)
+
+    started = time.perf_counter()
+    if args.fetaqa:
+        name, texts, queries = fetaqa_corpus(args.fetaqa)
+    else:
+        name, texts, queries = synthetic_corpus(args.tables, args.queries, args.seed)
+    rss_texts = peak_rss_mb()
+    print(f"corpus: {name}, {len(queries):,} queries (made in "
+          f"{time.perf_counter() - started:.1f} s); load {os.getloadavg()[0]:.2f}; "
+          f"bm25s {bm25s.__version__ if hasattr(bm25s, '__version__') else args.bm25s_version}")
+
+    ours = BM25Retriever()
+    info, build_ours = timed(lambda: ours.index(texts, corpus_key="benchmark"))
+    rss_ours = peak_rss_mb()
+    print(f"peak RSS: {rss_texts:,.0f} MB with the texts, {rss_ours:,.0f} MB after our "
+          f"build (+{rss_ours - rss_texts:,.0f} MB)")
+
+    def build_bm25s() -> Any:
+        vocabulary: dict[str, int] = {}
+        assign = vocabulary.setdefault
+        ids = [[assign(t, len(vocabulary)) for t in tokenize(text)] for text in texts]
+        model = bm25s.BM25(method="robertson", k1=1.5, b=0.75, backend="numpy")
+        model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocabulary),
+                    show_progress=False)
+        return model
+
+    other, build_other = timed(build_bm25s)
+
+    def run_ours(query: str) -> Hits:
+        return ours.search([query], top_k=TOP_K)[0]
+
+    def run_bm25s(query: str) -> Any:
+        return other._get_top_k_results(tokenize(query), k=TOP_K, backend="numpy",
+                                        sorted=True)
+
+    for query in queries[:20]:  # warm both
+        run_ours(query), run_bm25s(query)
+    ours_ms, other_ms, ours_hits = [], [], []
+    for n, query in enumerate(queries):
+        if n % 2:
+            t_other = timed(run_bm25s, query)[1]
+            hits, t_ours = timed(run_ours, query)
+        else:
+            hits, t_ours = timed(run_ours, query)
+            t_other = timed(run_bm25s, query)[1]
+        ours_ms.append(t_ours)
+        other_ms.append(t_other)
+        ours_hits.append(hits)
+    other = None  # free it before rank-bm25 builds
+
+    reference, build_reference = timed(lambda: BM25Okapi([tokenize(t) for t in texts]))
+    subset = queries[: args.rank_bm25_queries]
+    reference_ms, verdicts, worst = [], {"same": 0, "tie": 0, "differs": 0}, 0.0
+    for query, hits in zip(subset, ours_hits, strict=False):
+        expected, t_ref = timed(lambda q: reference_hits(reference.get_scores(tokenize(q))),
+                                query)
+        reference_ms.append(t_ref)
+        verdicts[compare_top10(hits, expected)] += 1
+        scores = reference.get_scores(tokenize(query))
+        worst = max([worst] + [abs(s - scores[i]) for i, s in hits])
+
+    ratio = np.median(other_ms) / np.median(ours_ms)
+    print(f"ours (bm25)  build {build_ours / 1000:6.2f} s   {ms(ours_ms)}   "
+          f"({len(queries)} queries, vocabulary {info.details['vocabulary_size']:,}, "
+          f"{info.details['nonzeros']:,} weights)")
+    print(f"bm25s        build {build_other / 1000:6.2f} s   {ms(other_ms)}")
+    print(f"rank-bm25    build {build_reference / 1000:6.2f} s   {ms(reference_ms)}   "
+          f"({len(reference_ms)} queries)")
+    print(f"bm25s/ours at p50: {ratio:.2f}   top-10 against rank-bm25 on "
+          f"{len(reference_ms)} queries: {verdicts['same']} identical, {verdicts['tie']} "
+          f"differing only inside a tie at the cut, {verdicts['differs']} different; "
+          f"max |score difference| {worst:.1e}")
+    if not args.no_tfidf:
+        del reference
+        tfidf = TfidfRetriever()
+        tf_info, build_tfidf = timed(lambda: tfidf.index(texts, corpus_key="benchmark"))
+        tf_ms = [timed(tfidf.search, [q], top_k=TOP_K)[1] for q in queries]
+        print(f"ours (tfidf) build {build_tfidf / 1000:6.2f} s   {ms(tf_ms)}   "
+              f"(vocabulary {tf_info.details['vocabulary_size']:,})")
+    print(f"load after: {Path('/proc/loadavg').read_text().strip()}")
+
+
+if __name__ == "__main__":
+    main()
