@@ -42,12 +42,13 @@ from target_core.errors import ConfigError, DatasetError, TargetError, UnknownNa
 from target_core.generators.base import Context, Generation
 from target_core.metrics.capped import returned_summary
 from target_core.metrics.documents import ranked_units
+from target_core.metrics.measures import METRICS
 from target_core.metrics.retrieval import (
     QueryOutcome,
     aggregate_retrieval,
     default_ks,
     gold_ranks,
-    per_query_metrics,
+    per_query_rows,
     pooled_target_metrics,
 )
 from target_core.metrics.tasks import ANSWER_TASKS
@@ -330,8 +331,8 @@ def _imported_before(store: RunStore, config: RunConfig, import_key: str
 
 
 def _downstream_names(metrics: dict[str, float]) -> set[str]:
-    retrieval = ("recall", "capped_recall", "hit@", "mrr", "ndcg", "db_hit", "retrieval_ms")
-    return {k for k in metrics if not k.startswith(retrieval)}
+    return {k for k in metrics
+            if METRICS.of_key(k) is None and not k.startswith("retrieval_ms")}
 
 
 def _results(plan: _Plan, top_k: int, limits: SqlLimits) -> list[QueryResult]:
@@ -345,13 +346,14 @@ def _results(plan: _Plan, top_k: int, limits: SqlLimits) -> list[QueryResult]:
     ks = default_ks(top_k)
     position = {q.query_id: i for i, q in enumerate(data.queries)}
     rows = []
-    for query_id in query_ids:
+    scored = per_query_rows([
+        QueryOutcome(query_id=query_id, retrieved=plan.ranked_of.get(query_id, [])[:top_k],
+                     gold=data.query(query_id).gold,
+                     gold_database=data.query(query_id).database_id,
+                     returned=plan.returned_of.get(query_id)) for query_id in query_ids], ks)
+    for query_id, metrics in zip(query_ids, scored, strict=True):
         query = data.query(query_id)
         keys = plan.ranked_of.get(query_id, [])
-        outcome = QueryOutcome(query_id=query_id, retrieved=keys[:top_k], gold=query.gold,
-                               gold_database=query.database_id,
-                               returned=plan.returned_of.get(query_id))
-        metrics = per_query_metrics(outcome, ks)
         record: dict[str, Any] | None = None
         if evaluator is not None and answers is not None:
             generation = answers.get(query_id, Generation(answer="", error="not in the file"))

@@ -45,7 +45,7 @@ from target_core.metrics.retrieval import (
     aggregate_retrieval,
     default_ks,
     gold_ranks,
-    per_query_metrics,
+    per_query_rows,
     pooled_target_metrics,
 )
 from target_core.metrics.tasks import ANSWER_TASKS, task_rules
@@ -288,6 +288,7 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
     todo = [(i, q) for i, q in enumerate(queries) if q.query_id not in done]
     what = "retrieving" if step is None else "retrieving + generating"
     batch: list[tuple[Query, QueryResult]] = []
+    outcomes: list[QueryOutcome] = []  # the batch's, scored together when it is saved
     progress(len(done), len(queries), what)
     for n, (index, query) in enumerate(todo, start=1):
         started = time.perf_counter()
@@ -298,13 +299,16 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
         outcome = QueryOutcome(query_id=query.query_id, retrieved=[k for k, _ in ranked],
                                gold=query.gold, gold_database=query.database_id, ms=ms,
                                returned=_as_returned(retriever))
+        outcomes.append(outcome)
         batch.append((query, QueryResult(query_id=query.query_id, position=index,
                                          ranked=ranked, gold=list(query.gold),
-                                         gold_ranks=ranks,
-                                         metrics=per_query_metrics(outcome, ks), ms=ms)))
+                                         gold_ranks=ranks, metrics={}, ms=ms)))
         if step is None:
             progress(len(done) + n, len(queries), what)
         if len(batch) >= batch_size or n == len(todo):
+            batch = [(q, replace(r, metrics=m)) for (q, r), m
+                     in zip(batch, per_query_rows(outcomes, ks), strict=True)]
+            outcomes = []
             first = len(done) + n - len(batch)
             results = []
             for i, result in enumerate(_generate(step, generator, batch), start=1):

@@ -12,25 +12,12 @@ person reads does. Keys without a label of their own (hit@k, mrr, ...) are their
 
 from __future__ import annotations
 
-import re
+import math
 
+from target_core.metrics.measures import METRICS
 from target_core.metrics.tasks import RULES, table2_recall_columns, task_rules
 
 __all__ = ["definition", "label", "metric_of"]
-
-_AT = re.compile(r"^(recall_micro|recall|capped_recall|hit|overlap)@(\d+)$")
-
-_DEFINITIONS = {
-    "recall_micro": "TARGET's recall at k (micro): Σ gold tables within the top k / Σ gold "
-                    "tables, over all queries",
-    "recall": "the mean over queries of each query's recall at k (|gold ∩ top k| / |gold|)",
-    "capped_recall": "TARGET's capped recall at k: Σ gold tables within the top k / "
-                     "Σ min(k, |gold|)",
-    "hit": "the share of queries with at least one gold table within the top k",
-}
-_FIXED = {"mrr": "the mean over queries of 1 / rank of the first gold table (0 if none)",
-          "ndcg@10": "the mean over queries of nDCG at 10 (binary gain)",
-          "db_hit@1": "the share of queries whose top table is in the gold database"}
 
 
 def _table2_names(task: str | None) -> dict[str, str]:
@@ -52,25 +39,18 @@ def label(metric: str, task: str | None = None) -> str:
         answers = dict((m, n) for n, m in (*rules.table2_answers, *rules.answer_extras))
         if metric in answers:
             return answers[metric]
-    match = _AT.match(metric)
-    if not match:
+    found = METRICS.of_key(metric)
+    if found is None or not found[0].label:
         return metric
-    kind, k = match.groups()
+    entry, k = found
     tables = " tables" if task in RULES and task_rules(task).database_level else ""
-    if kind == "recall_micro":
-        return f"R@{k}{tables}"
-    if kind == "recall":
-        return f"mean recall@{k}"
-    if kind == "capped_recall":
-        return f"capped R@{k}{tables}"
-    return metric
+    return entry.label.format(k=int(k) if math.isfinite(k) else "", tables=tables)
 
 
 def metric_of(name: str, task: str | None = None) -> str | None:
     """The metric key whose label is `name` (the inverse of `label` for the retrieval
     metrics at k <= 100 and the task's answer columns); None when no metric has it."""
-    keys = [f"{kind}@{k}" for kind in ("recall_micro", "recall", "capped_recall", "hit")
-            for k in range(1, 101)] + list(_FIXED)
+    keys = [key for entry in METRICS for key in entry.keys(range(1, 101))]
     if task in RULES:
         rules = task_rules(task)
         keys += [m for _, m in (*rules.table2_answers, *rules.answer_extras)]
@@ -79,7 +59,5 @@ def metric_of(name: str, task: str | None = None) -> str | None:
 
 def definition(metric: str) -> str:
     """`metric`'s definition in one line (for captions and help); "" when unknown."""
-    if metric in _FIXED:
-        return _FIXED[metric]
-    match = _AT.match(metric)
-    return _DEFINITIONS.get(match.group(1), "") if match else ""
+    found = METRICS.of_key(metric)
+    return found[0].definition if found else ""

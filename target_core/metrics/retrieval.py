@@ -3,9 +3,13 @@
 Two steps, kept apart:
 
 1. `per_query_metrics(outcome, ks)`: the metrics of one query (what the run store saves
-   per query), from the pure functions of `metrics.ranking`.
+   per query).
 2. `aggregate_retrieval(outcomes, ks, task=...)`: the run's numbers under the names of
    DESIGN.md, vectorized with numpy over all queries at once.
+
+Both read the registered metrics (`metrics.measures.METRICS`), each defined once by one
+vectorised computation: step 1 runs it on a batch of one query, step 2 on all of them,
+so the mean of the stored per-query values is the run's number exactly.
 
 Averages, spelled out (n queries, query q with gold set G_q):
 
@@ -33,35 +37,26 @@ import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 
 import numpy as np
 
-from target_core.metrics.capped import (
-    capped_gold_at_k,
-    capped_recall,
-    returned_shape,
-    target_counts,
-)
+from target_core.metrics.capped import capped_gold_at_k, capped_recall, returned_shape
 from target_core.metrics.documents import document_level, ranked_units
+from target_core.metrics.measures import METRICS
+from target_core.metrics.measures.base import RankBatch
+from target_core.metrics.measures.db_hit import db_hit_at_1
+from target_core.metrics.measures.hit import hit_at_k
+from target_core.metrics.measures.mrr import reciprocal_rank
+from target_core.metrics.measures.ndcg import NDCG_K, ndcg_at_k
+from target_core.metrics.measures.recall import overlap_at_k, recall_at_k
 from target_core.metrics.ranking import (
     GoldRanks,
     check_cutoff,
-    db_hit_at_1,
     discount,
     gold_ranks,
-    hit_at_k,
-    hit_of_ranks,
     ideal_dcg,
-    ndcg_at_k,
-    ndcg_of_ranks,
-    overlap_at_k,
-    overlap_of_ranks,
     paired_sums,
     rank_positions,
-    recall_at_k,
-    reciprocal_rank,
-    reciprocal_rank_of_ranks,
 )
 from target_core.types import TASKS, TableKey
 
@@ -70,13 +65,11 @@ __all__ = [
     "capped_recall", "db_hit_at_1",
     "default_ks", "discount", "gold_ranks", "hit_at_k", "ideal_dcg", "latency_summary",
     "macro_average", "metric_names", "micro_recall", "ndcg_at_k", "overlap_at_k",
-    "per_query_metrics", "pooled_target_metrics", "recall_at_k", "recall_curve",
-    "reciprocal_rank",
+    "per_query_metrics", "per_query_rows", "pooled_target_metrics", "recall_at_k",
+    "recall_curve", "reciprocal_rank",
 ]
 
 STANDARD_KS: tuple[int, ...] = (1, 3, 5, 10)
-NDCG_K = 10
-"""nDCG is reported at 10 whatever the run's top_k (ranks beyond top_k hold no table)."""
 
 
 @dataclass(frozen=True)
@@ -139,11 +132,8 @@ def metric_names(ks: Iterable[int], *, task: str, timed: bool = True) -> list[st
     """The keys of `aggregate_retrieval(outcomes, ks, task=task)`, in its order."""
     ks = _cutoffs(ks)
     _check_task(task)
-    names = [f"recall@{k}" for k in ks] + [f"recall_micro@{k}" for k in ks]
-    names += [f"capped_recall@{k}" for k in ks]
-    names += [f"hit@{k}" for k in ks] + ["mrr", f"ndcg@{NDCG_K}"]
-    if task == "sql":
-        names.append("db_hit@1")
+    names = [key for metric in METRICS if metric.reported_for(task)
+             for key in metric.keys(ks)]
     if timed:
         names += ["retrieval_ms_mean", "retrieval_ms_p50", "retrieval_ms_p95"]
     return names
@@ -163,25 +153,50 @@ def per_query_metrics(outcome: QueryOutcome, ks: Iterable[int]) -> dict[str, flo
     list (the largest k of `ks` is the run's: the whole list; smaller k: its first k
     entries), and `returned_repeats`, `returned_beyond_k` say what it held.
     """
-    ranks, n_gold = outcome.gold_ranks, len(outcome.gold)
-    row: dict[str, float] = {}
+    return per_query_rows([outcome], ks)[0]
+
+
+def per_query_rows(outcomes: Sequence[QueryOutcome], ks: Iterable[int]
+                   ) -> list[dict[str, float]]:
+    """`per_query_metrics` of each outcome, computed for all of them at once (a run
+    scores a batch of queries in one call: the metrics' numpy work is per batch)."""
     cutoffs = _cutoffs(ks)
-    for k in cutoffs:
-        overlap = overlap_of_ranks(ranks, k)
-        row[f"recall@{k}"] = overlap / n_gold
-        row[f"overlap@{k}"] = float(overlap)
-        row[f"capped_gold@{k}"] = float(capped_gold_at_k(n_gold, len(outcome.retrieved), k))
+    if not outcomes:
+        return []
+    batch = RankBatch.of(outcomes)
+    at_k: dict[float, list[tuple[str, list[float]]]] = {float(k): [] for k in cutoffs}
+    fixed: list[tuple[str, list[float]]] = []
+    terms: list[tuple[str, list[float]]] = []  # pooled metrics' parts without a cutoff
+    seen: set[str] = set()
+    for metric in METRICS:
+        if metric.pooled is None:
+            cut = np.asarray(metric.cutoffs(cutoffs), dtype=np.float64)
+            columns = metric.per_query(batch, cut).T.tolist()
+            for k, column in zip(cut.tolist(), columns, strict=True):
+                (at_k[k] if metric.per_k else fixed).append((metric.key(k), column))
+            continue
+        for part in metric.pooled:
+            if part.name in seen:
+                continue
+            seen.add(part.name)
+            cut = np.asarray(cutoffs if part.per_k else (math.inf,), dtype=np.float64)
+            columns = batch.part(part, cut).T.tolist()
+            for k, column in zip(cut.tolist(), columns, strict=True):
+                (at_k[k] if part.per_k else terms).append((part.key(k), column))
+    # Key order: each cutoff's keys together, the list's shape, then the rest.
+    head = [pair for pairs in at_k.values() for pair in pairs]
+    tail = fixed + terms
+    head_keys, tail_keys = [k for k, _ in head], [k for k, _ in tail]
+    rows = []
+    for outcome, head_values, tail_values in zip(
+            outcomes, _by_query(head, len(outcomes)), _by_query(tail, len(outcomes)),
+            strict=True):
+        row = dict(zip(head_keys, head_values, strict=True))
         if outcome.returned is not None:
-            counted = target_counts(outcome.returned, outcome.gold, k, whole=k == cutoffs[-1])
-            row[f"overlap@{k}"], row[f"capped_gold@{k}"] = map(float, counted)
-        row[f"hit@{k}"] = float(hit_of_ranks(ranks, k))
-    if outcome.returned is not None:
-        row |= returned_shape(outcome.returned, cutoffs[-1])
-    row["mrr"] = reciprocal_rank_of_ranks(ranks)
-    row[f"ndcg@{NDCG_K}"] = ndcg_of_ranks(ranks, NDCG_K)
-    row["db_hit@1"] = float(db_hit_at_1(outcome.retrieved, outcome.gold_database))
-    row["n_gold"] = float(n_gold)
-    return row
+            row |= returned_shape(outcome.returned, cutoffs[-1])
+        row.update(zip(tail_keys, tail_values, strict=True))
+        rows.append(row)
+    return rows
 
 
 def aggregate_retrieval(outcomes: Sequence[QueryOutcome], ks: Iterable[int], *,
@@ -200,39 +215,12 @@ def aggregate_retrieval(outcomes: Sequence[QueryOutcome], ks: Iterable[int], *,
     outcomes = _nonempty(outcomes)
     ks = _cutoffs(ks)
     _check_task(task)
-    ranks, n_gold, starts = _rank_arrays(outcomes)
-    first = np.minimum.reduceat(ranks, starts)  # rank of each query's first gold (inf: none)
-    ks_array = np.asarray(ks, dtype=float)
-    overlap = np.add.reduceat((ranks[:, None] <= ks_array).astype(np.int64), starts, axis=0)
-    recall_macro = (overlap / n_gold[:, None]).mean(axis=0)
-    lengths = np.fromiter((len(o.retrieved) for o in outcomes), dtype=np.int64,
-                          count=len(outcomes))
-    capped_q = np.minimum(n_gold[:, None], np.minimum(lengths[:, None], ks_array))
-    counted = overlap.copy()
-    for i, o in enumerate(outcomes):  # lists as returned: counted as TARGET counts them
-        if o.returned is not None:
-            for j, k in enumerate(ks):
-                counted[i, j], capped_q[i, j] = target_counts(o.returned, o.gold, k,
-                                                              whole=k == ks[-1])
-    recall_micro = counted.sum(axis=0) / n_gold.sum()
-    capped = capped_q.sum(axis=0)
-    capped_micro = np.divide(counted.sum(axis=0), capped, out=np.zeros(len(ks)),
-                             where=capped > 0)
-    hit = (first[:, None] <= ks_array).mean(axis=0)
-
+    batch = RankBatch.of(outcomes)
     metrics: dict[str, float] = {}
-    metrics.update({f"recall@{k}": float(v) for k, v in zip(ks, recall_macro, strict=True)})
-    metrics.update({f"recall_micro@{k}": float(v)
-                    for k, v in zip(ks, recall_micro, strict=True)})
-    metrics.update({f"capped_recall@{k}": float(v)
-                    for k, v in zip(ks, capped_micro, strict=True)})
-    metrics.update({f"hit@{k}": float(v) for k, v in zip(ks, hit, strict=True)})
-    metrics["mrr"] = float((1.0 / first).mean())
-    metrics[f"ndcg@{NDCG_K}"] = float(_ndcg(ranks, n_gold, starts, NDCG_K).mean())
-    if task == "sql":
-        metrics["db_hit@1"] = float(np.fromiter(
-            (db_hit_at_1(o.retrieved, o.gold_database) for o in outcomes),
-            dtype=np.float64, count=len(outcomes)).mean())
+    for metric in METRICS:
+        if metric.reported_for(task):
+            metrics.update(zip(metric.keys(ks), metric.run_values(batch, ks).tolist(),
+                               strict=True))
     timed = [o.ms for o in outcomes if o.ms is not None]
     if timed:
         if len(timed) != len(outcomes):
@@ -252,7 +240,8 @@ def recall_curve(outcomes: Sequence[QueryOutcome], max_k: int) -> list[float]:
     """
     outcomes = _nonempty(outcomes)
     max_k = check_cutoff(max_k, name="max_k")
-    ranks, n_gold, _ = _rank_arrays(outcomes)
+    batch = RankBatch.of(outcomes)
+    ranks, n_gold = batch.ranks, batch.n_gold
     weight = np.repeat(1.0 / n_gold, n_gold)
     found = ranks <= max_k
     histogram = np.bincount(ranks[found].astype(np.int64), weights=weight[found],
@@ -281,19 +270,22 @@ def micro_recall(overlaps: Iterable[float], gold_sizes: Iterable[float]) -> floa
 
 def pooled_target_metrics(rows: Sequence[Mapping[str, float]], ks: Iterable[int]
                           ) -> dict[str, float]:
-    """`recall_micro@k` and `capped_recall@k` from stored per-query rows (their
-    `overlap@k`, `n_gold`, `capped_gold@k`): what `aggregate_retrieval` gives for the
-    same queries, including lists counted as returned, whose lists are not stored. A
-    cutoff some row lacks is left out (rows stored before capped_gold@k existed)."""
+    """The pooled (micro) metrics, `recall_micro@k` and `capped_recall@k`, from stored
+    per-query rows (their parts: `overlap@k`, `n_gold`, `capped_gold@k`): what
+    `aggregate_retrieval` gives for the same queries, including lists counted as
+    returned, whose lists are not stored. A metric at a cutoff some row lacks a part of
+    is left out (rows stored before capped_gold@k existed)."""
     out: dict[str, float] = {}
+    pooled = [metric for metric in METRICS if metric.pooled is not None]
     for k in _cutoffs(ks):
-        keys = (f"overlap@{k}", "n_gold", f"capped_gold@{k}")
-        if not rows or any(key not in row for row in rows for key in keys):
-            continue
-        out[f"recall_micro@{k}"] = micro_recall([r[keys[0]] for r in rows],
-                                                [r["n_gold"] for r in rows])
-        out[f"capped_recall@{k}"] = capped_recall([r[keys[0]] for r in rows],
-                                                  [r[keys[2]] for r in rows])
+        for metric in pooled:
+            keys = [part.key(k) for part in metric.pooled or ()]
+            if not rows or any(key not in row for row in rows for key in keys):
+                continue
+            over, under = paired_sums((r[keys[0]] for r in rows), (r[keys[1]] for r in rows),
+                                      f"{keys[1]} values")
+            total = under.sum()
+            out[metric.key(k)] = float(over.sum() / total) if total > 0 else 0.0
     return out
 
 
@@ -328,25 +320,11 @@ def _cutoffs(ks: Iterable[int]) -> tuple[int, ...]:
     return tuple(checked)
 
 
+def _by_query(columns: list[tuple[str, list[float]]], n: int) -> list[tuple[float, ...]]:
+    """Named columns of n values -> n rows of values (n empty rows for no columns)."""
+    return list(zip(*(c for _, c in columns), strict=True)) if columns else [()] * n
+
+
 def _check_task(task: str) -> None:
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
-
-
-def _rank_arrays(outcomes: Sequence[QueryOutcome]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every gold rank as one float array (inf = not retrieved), grouped by query;
-    each query's |gold|; and where each query's group starts (groups are never empty)."""
-    n_gold = np.fromiter((len(o.gold_ranks) for o in outcomes), dtype=np.int64,
-                         count=len(outcomes))
-    ranks = np.fromiter((math.inf if r is None else r
-                         for r in chain.from_iterable(o.gold_ranks for o in outcomes)),
-                        dtype=np.float64, count=int(n_gold.sum()))
-    starts = np.concatenate(([0], np.cumsum(n_gold)[:-1]))
-    return ranks, n_gold, starts
-
-
-def _ndcg(ranks: np.ndarray, n_gold: np.ndarray, starts: np.ndarray, k: int) -> np.ndarray:
-    """Per-query nDCG@k from grouped ranks: Σ_{r<=k} 1/log2(r+1) / IDCG(min(|gold|, k))."""
-    gains = np.where(ranks <= k, 1.0 / np.log2(ranks + 1.0), 0.0)  # inf rank -> gain 0
-    ideal = np.array([ideal_dcg(m) if m else 1.0 for m in range(k + 1)])
-    return np.add.reduceat(gains, starts) / ideal[np.minimum(n_gold, k)]
