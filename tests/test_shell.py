@@ -139,3 +139,18 @@ def test_deep_link_into_a_fresh_server(tmp_path: Path) -> None:
             assert page.url.split("?")[0].endswith("/query")
             assert not drawn & PAGE_FILES, f"legacy navigation drawn: {drawn & PAGE_FILES}"
             assert "Overview" in drawn
+
+
+def test_the_launcher_warms_every_library_module_the_pages_import() -> None:
+    """launch.py imports, while the server starts, what the pages import of target_core
+    (found by reading app.py and pages/); each is a real module, and one that cannot be
+    imported is left for its page to report."""
+    import importlib.util
+
+    from pages._ui import launch
+
+    names = launch.page_imports()
+    assert {"target_core.views.compare", "target_core.views.overview",
+            "target_core.engine.workers"} <= set(names)
+    assert all(importlib.util.find_spec(name) for name in names)
+    launch.warm(["target_core.no_such_module"])  # no exception

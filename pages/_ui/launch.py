@@ -9,14 +9,55 @@ before any session exists, means no session ever sees the legacy mode. Plain
 `streamlit run app.py` still works: frame() reroutes, with that flash. `make run` and
 `python -m target_core serve` start the dashboard through this file; tests/test_shell.py
 checks both ways against the pinned Streamlit.
+
+It also imports, in a background thread while the server starts, every library module
+the pages import (pandas, plotly and the read models behind them: a second or more on
+a cold process) and loads the token counter, so no user's first visit to a page waits
+for them. Only target_core
+modules are warmed: the pages' own glue registers Streamlit caches, which must be made
+inside the running server.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
+import logging
 import sys
+import threading
 from pathlib import Path
 
 APP = Path(__file__).resolve().parent.parent.parent / "app.py"
+logger = logging.getLogger(__name__)
+
+
+def page_imports(root: Path = APP.parent) -> list[str]:
+    """The target_core modules imported by app.py and every file under pages/, sorted."""
+    found: set[str] = set()
+    for path in [root / "app.py", *sorted((root / "pages").rglob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+    return sorted(name for name in found if name.split(".")[0] == "target_core")
+
+
+def warm(names: list[str]) -> None:
+    """Import `names`, then load the token counter (the Datasets and Run pages count
+    tokens; its encoding takes a second to load). Whatever fails is left for its page to
+    report."""
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # the page that imports it shows the error
+            logger.debug("not warmed: %s (%s)", name, exc)
+    try:
+        from target_core.tokens import get_counter
+
+        get_counter()
+    except Exception as exc:
+        logger.debug("token counter not warmed: %s", exc)
 
 
 def main(flags: list[str]) -> None:
@@ -24,6 +65,9 @@ def main(flags: list[str]) -> None:
     from streamlit.web import cli
 
     PagesManager.uses_pages_directory = False  # what app.py's st.navigation would set
+    sys.path.insert(0, str(APP.parent))  # as `streamlit run` puts the app's folder
+    threading.Thread(target=warm, args=(page_imports(),), name="warm-imports",
+                     daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *flags]
     cli.main()
 
