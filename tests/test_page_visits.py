@@ -1,0 +1,64 @@
+"""benchmarks/page_visits.py without a browser: its arguments, its timing rule on fake
+script-state logs, and its pages-folder flash detector on fake sidebar logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.page_visits import arguments, finished_at, flash_seconds, page_specs
+
+RUNNING, IDLE = "running", "notRunning"
+
+
+def test_arguments() -> None:
+    demo = arguments(["--demo"])
+    assert demo.demo and demo.scale is None and demo.repeats == 3 and demo.dataset == "demo-qa"
+    scale = arguments(["--scale", "/tmp/s", "--repeats", "5", "--json"])
+    assert scale.scale == Path("/tmp/s") and scale.dataset == "synthetic" and scale.json
+    assert arguments(["--demo", "--workspace", "/w"]).workspace == Path("/w")
+
+
+@pytest.mark.parametrize("argv", [[], ["--demo", "--scale", "/s"], ["--scale", "/s",
+                                  "--workspace", "/w"], ["--demo", "--repeats", "0"]])
+def test_bad_arguments_are_refused(argv: list[str]) -> None:
+    with pytest.raises(SystemExit):
+        arguments(argv)
+
+
+def test_a_click_is_not_over_before_the_script_ran() -> None:
+    """Right after a click the previous run's notRunning still shows: not finished."""
+    log = [(100.0, "initial"), (200.0, RUNNING), (900.0, IDLE)]
+    assert finished_at(log, t0=5000.0, now=7000.0) is None
+    log.append((5100.0, RUNNING))
+    assert finished_at(log, t0=5000.0, now=7000.0) is None  # still running
+    log.append((5600.0, IDLE))
+    assert finished_at(log, t0=5000.0, now=6000.0) is None  # not quiet long enough yet
+    assert finished_at(log, t0=5000.0, now=6500.0) == 600.0
+
+
+def test_a_rerun_within_the_quiet_time_counts() -> None:
+    """frame()'s reroute: the page runs twice; the visit ends after the second run."""
+    log = [(50.0, "initial"), (300.0, RUNNING), (700.0, IDLE), (900.0, RUNNING),
+           (1400.0, IDLE)]
+    assert finished_at(log[:3], t0=0.0, now=1000.0, quiet_ms=800) is None
+    assert finished_at(log, t0=0.0, now=2300.0, quiet_ms=800) == 1400.0
+
+
+def test_flash_detector() -> None:
+    real = ["Home", "Overview", "Query", "Benchmark builder"]
+    assert flash_seconds([(0.0, []), (900.0, real)], end=3000.0) is None
+    legacy = ["app", "home", "query", "benchmark builder"]
+    assert flash_seconds([(0.0, []), (500.0, legacy), (2500.0, real)], end=4000.0) == 2.0
+    assert flash_seconds([(0.0, ["benchmark_builder"])], end=1500.0) == 1.5  # never left
+
+
+def test_deep_links_name_their_subjects() -> None:
+    specs = page_specs("demo-qa", ["r1", "r2"], "q7")
+    links = {s.title: s.link() for s in specs}
+    assert links["Home"] == "/"
+    assert links["Query"] == "/query?run=r1&query=q7"
+    assert links["Compare"] == "/compare?dataset=demo-qa&runs=r1,r2"
+    assert links["Datasets"] == "/datasets?dataset=demo-qa"
+    assert len(specs) == 10
