@@ -49,8 +49,8 @@ k = url.url_selectbox("k", list(range(1, run.config.top_k + 1)), param="k",
                       help=f"Retrieval failure: {FAILURE_RULE}.")
 
 try:
-    dataset = resources.load_by_name(run.config.dataset)
-    report = failures_report(store, dataset, run_id, k)
+    dataset = resources.lookup_by_name(run.config.dataset)  # a large corpus: its index
+    report = failures_report(store, dataset, run_id, k, resources.settings())
 except TargetError as exc:
     st.error(str(exc))
     st.stop()

@@ -120,7 +120,13 @@ def test_table_refs_answer_membership_from_the_index(write_dataset, tmp_path: Pa
     assert len(refs) == N_TABLES and refs[0] == "db0/t0"
 
 
-def test_failures_through_the_index_match_the_full_load(tmp_path: Path) -> None:
+def _one_seek_per_table(*args: object) -> None:
+    raise AssertionError("read a table by its own seek instead of in bulk")
+
+
+def test_failures_through_the_index_match_the_full_load(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from target_core.analysis import memo
     from target_core.analysis.failures import analyse_failures
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
@@ -133,16 +139,70 @@ def test_failures_through_the_index_match_the_full_load(tmp_path: Path) -> None:
     store = RunStore.in_workspace(tmp_path / "ws")
     full = load_dataset("demo-qa", settings)
     loaded = analyse_failures(store, full, run.run_id, k=3, settings=settings)
+    recurring = aggregates_view(store, full, loaded)
+    memo.clear_all()  # the same numbers computed afresh through the index, not remembered
     registry._cache.clear()
+    # the taxonomy reads the tables ranked above a gold one and the gold tables in bulk
+    monkeypatch.setattr(lookup.LazyTables, "_read", _one_seek_per_table)
     found = open_lookup("demo-qa", settings)
     assert isinstance(found, lookup.DatasetLookup)
     assert found.fingerprint == full.fingerprint
     indexed = analyse_failures(store, found, run.run_id, k=3, settings=settings)
     assert not registry._cache, "the failure analysis loaded the whole dataset"
-    assert indexed.n_failed > 0
+    assert indexed.n_failed > 0 and indexed.counts["sibling-confusion"] > 0
     assert indexed.to_dict() == loaded.to_dict()
-    assert aggregates_view(store, found, indexed).frame.equals(
-        aggregates_view(store, full, loaded).frame)
+    again = aggregates_view(store, found, indexed)
+    assert again is not recurring and again.frame.equals(recurring.frame)
+    assert again.export.equals(recurring.export)
+    assert (again.frame["kind"] == "winner feature").any()
+    assert again.frame.loc[again.frame["kind"] == "winner feature", "queries"].sum() > 0
+
+
+def test_table_heads_from_the_index_are_the_tables_names_and_headers(write_dataset,
+                                                                     tmp_path: Path) -> None:
+    folder = write_dataset(_corpus(), [query_record("q1", "t1", database_id="db1")])
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws")})
+    full = load_dataset(folder, settings)
+    registry._cache.clear()
+    found = open_lookup(folder, settings)
+    assert isinstance(found, lookup.DatasetLookup)
+    keys = [("db2", "t5"), ("db0", "t0"), ("db9", "t1"), ("db0", "t0"), ("db1", "t28")]
+    heads = lookup.table_heads(found.table_index, keys)
+    assert set(heads) == {("db2", "t5"), ("db0", "t0"), ("db1", "t28")}  # unknown: left out
+    for key, head in heads.items():
+        table = full.table(key)
+        assert isinstance(head, lookup.TableHead)
+        assert (head.key, head.header, head.title, head.section_title) == (
+            table.key, table.header, table.title, table.section_title)
+    read = lookup.tables_of(found.table_index, keys)
+    assert read == {key: full.table(key) for key in heads}
+    assert lookup.database_count(found.table_index) == 3
+    assert lookup.database_count(full.table_index) == 3
+
+
+def test_failures_page_reads_through_the_index_and_remembers_its_report(app, tmp_path: Path
+                                                                        ) -> None:
+    from target_core.analysis.failures import analyse_failures
+    from target_core.engine.runner import run_retrieval
+    from target_core.engine.store import RunStore
+    from target_core.types import RunConfig
+    from target_core.views import failures as failures_view
+
+    settings = load_settings(tmp_path / "ws")  # the run loads demo-qa: its corpus index
+    run_id = run_retrieval(RunConfig("demo-qa", "bm25", limit=60, view=TableView(title=False)),
+                           settings=settings).run.run_id
+    expected = analyse_failures(RunStore.in_workspace(tmp_path / "ws"),
+                                load_dataset("demo-qa", settings), run_id, settings=settings)
+    registry._cache.clear()
+    at = app(page="pages/failures.py", run=run_id)
+    assert not registry._cache, "the Failures page loaded the whole dataset"
+    assert not at.error, at.error
+    assert [m.value for m in at.metric][:2] == [str(expected.n_queries),
+                                                  str(expected.n_failed)]
+    made = failures_view._REPORTS.misses, failures_view._AGGREGATES.misses
+    at.run()  # a rerun: the report and its aggregates are remembered
+    assert not at.exception and not registry._cache
+    assert (failures_view._REPORTS.misses, failures_view._AGGREGATES.misses) == made
 
 
 def test_datasets_page_offers_to_measure_a_sampled_corpus(app, tmp_path: Path) -> None:

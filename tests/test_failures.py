@@ -206,6 +206,27 @@ def test_bad_input_is_a_clear_error(store: RunStore) -> None:
         analyse_failures(store, DATASET, empty.run_id)
 
 
+def test_the_pages_report_is_kept_until_its_run_or_title_pair_changes(store: RunStore
+                                                                       ) -> None:
+    from target_core.views.failures import aggregates_view, failures_report
+
+    alone = _add(store, DATASET, view=TableView(title=False, section_title=False))
+    first = failures_report(store, DATASET, alone, 2)
+    assert failures_report(store, DATASET, alone, 2) is first  # a rerun: remembered
+    assert failures_report(store, DATASET, alone, 1).k == 1  # another k: its own report
+    recurring = aggregates_view(store, DATASET, first)
+    assert aggregates_view(store, DATASET, first) is recurring
+    found = RESULTS | {"near": ([T1, T2], {T1.key: 1}), "deep": ([T3, T5], {T3.key: 1})}
+    pair = _add(store, DATASET, results=found)  # a title pair arrives: title-dependent
+    paired = failures_report(store, DATASET, alone, 2)
+    assert first.title_pair is None and paired.title_pair == pair
+    assert paired.counts["title-dependent"] == 2
+    assert aggregates_view(store, DATASET, paired) is not recurring  # other categories
+    store.merge_run_metrics(alone, {"judged": 1.0})  # the run itself changed
+    again = failures_report(store, DATASET, alone, 2)
+    assert again is not paired and again.to_dict() == paired.to_dict()
+
+
 # --- the demo datasets' built-in failure modes -------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -26,10 +26,14 @@ from target_core.analysis.failures import (
     CATEGORIES,
     HEADER_JACCARD,
     FailureReport,
+    FailureTables,
     _groups_by_database,
+    failure_tables,
     header_jaccard,
     title_stem,
 )
+from target_core.analysis.memo import run_results
+from target_core.datasets.lookup import TableHead, table_heads, tables_of
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.metrics.tasks import missing_gold
 from target_core.serialize import table_text
@@ -79,7 +83,7 @@ class Aggregate:
         return count / self.n_queries if self.n_queries else 0.0
 
 
-def _title_words(table: Table) -> set[str]:
+def _title_words(table: Table | TableHead) -> set[str]:
     return set(tokenize(table.title or table.table_id))
 
 
@@ -88,7 +92,7 @@ def _winner(result: QueryResult, best: int | None) -> TableKey | None:
     return next((key for key, _ in above if key not in result.gold), None)
 
 
-def _features(winner: Table, gold: Table, terms: set[str], by_db: bool
+def _features(winner: Table | TableHead, gold: Table, terms: set[str], by_db: bool
               ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     shared = tuple(sorted(terms & _title_words(winner)))
     stem = title_stem(gold)
@@ -101,18 +105,24 @@ def _features(winner: Table, gold: Table, terms: set[str], by_db: bool
 
 
 def explain_cases(dataset: TableLookup, run: RunRecord, report: FailureReport,
-                  results: Iterable[QueryResult]) -> dict[str, CaseExplanation]:
-    """query_id -> its missing terms and its winner's features, for report's cases."""
+                  results: Iterable[QueryResult], tables: FailureTables | None = None
+                  ) -> dict[str, CaseExplanation]:
+    """query_id -> its missing terms and its winner's features, for report's cases
+    (`tables`: the ones they need, read already)."""
     failed = {case.query_id: case for case in report.cases}
     by_db = dataset.task == "sql" or _groups_by_database(dataset)
+    mine = [(r, failed[r.query_id], missing_gold(r.gold, r.gold_ranks, report.k))
+            for r in results if r.query_id in failed]
+    if tables is None:
+        tables = FailureTables(
+            tables_of(dataset.table_index, [g for _, _, missing in mine for g in missing]),
+            table_heads(dataset.table_index,
+                        [w for r, case, _ in mine if (w := _winner(r, case.best_rank))]))
+    gold_tables, winners = tables.golds, tables.heads
     texts: dict[TableKey, set[str]] = {}
     out: dict[str, CaseExplanation] = {}
-    for result in results:
-        case = failed.get(result.query_id)
-        if case is None:
-            continue
-        missing = missing_gold(result.gold, result.gold_ranks, report.k)
-        golds = [t for g in missing if (t := dataset.table_index.get(g)) is not None]
+    for result, case, missing in mine:
+        golds = [t for g in missing if (t := gold_tables.get(g)) is not None]
         for gold in golds:
             if gold.key not in texts:
                 texts[gold.key] = set(tokenize(table_text(gold, run.config.view)))
@@ -120,7 +130,7 @@ def explain_cases(dataset: TableLookup, run: RunRecord, report: FailureReport,
         lacking = tuple(t for t in terms if golds and not any(t in texts[g.key]
                                                               for g in golds))
         winner_key = _winner(result, case.best_rank)
-        winner = dataset.table_index.get(winner_key) if winner_key else None
+        winner = winners.get(winner_key) if winner_key else None
         best_gold = min(golds, key=lambda g: result.gold_ranks.get(g.key) or 10**9,
                         default=None)
         features: tuple[str, ...] = ()
@@ -179,5 +189,6 @@ def failure_explanations(store: RunStore, dataset: TableLookup, report: FailureR
                          ) -> tuple[dict[str, CaseExplanation], list[Aggregate]]:
     """The report's per-query explanations and their aggregates (reads its results)."""
     run = store.get_run(report.run_id)
-    explained = explain_cases(dataset, run, report, store.iter_results(report.run_id))
+    explained = explain_cases(dataset, run, report, run_results(store, run),
+                              failure_tables(store, dataset, run, report.k))
     return explained, aggregate(report, explained)

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from target_core.analysis.dense_window import Window, beyond_window, dense_embedder, window_for
+from target_core.analysis.memo import Memo, run_results, run_state
 from target_core.config import Settings, load_settings
+from target_core.datasets.lookup import TableHead, database_count, table_heads, tables_of
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
 from target_core.metrics.tasks import missing_gold
@@ -26,7 +28,8 @@ from target_core.serialize import cell_text
 from target_core.textproc import tokenize
 from target_core.types import Query, Table, TableKey, TableLookup, TableView, table_ref
 
-__all__ = ["CATEGORIES", "FailureCase", "FailureReport", "analyse_failures", "title_pair"]
+__all__ = ["CATEGORIES", "FailureCase", "FailureReport", "FailureTables", "analyse_failures",
+           "failure_tables", "title_pair"]
 
 CATEGORIES: dict[str, str] = {
     "near-miss": "a missing gold table is ranked just below the cut: at rank k+1 to 3k.",
@@ -143,14 +146,14 @@ def cell_words(table: Table) -> set[str]:
     return set(tokenize(" ".join(cell_text(v) for row in table.rows for v in row)))
 
 
-def title_stem(table: Table) -> tuple[str, ...]:
+def title_stem(table: Table | TableHead) -> tuple[str, ...]:
     """The title's words without numbers (years, seasons, ordinals); the table id without
     its trailing index when there is no title."""
     text = table.title or _ID_SUFFIX.sub("", table.table_id)
     return tuple(w for w in tokenize(text) if not _NUMBER.match(w))
 
 
-def header_jaccard(a: Table, b: Table) -> float:
+def header_jaccard(a: Table | TableHead, b: Table | TableHead) -> float:
     left = {h.strip().lower() for h in a.header}
     right = {h.strip().lower() for h in b.header}
     union = left | right
@@ -159,18 +162,17 @@ def header_jaccard(a: Table, b: Table) -> float:
 
 def _groups_by_database(dataset: TableLookup) -> bool:
     """Databases mean something only when there are several and they hold several tables
-    (keys only: a corpus-index lookup answers without reading its tables)."""
-    databases = {database_id for database_id, _ in dataset.table_index}
-    return 1 < len(databases) < len(dataset.table_index)
+    (counted: a corpus-index lookup answers in SQL without reading its tables)."""
+    return 1 < database_count(dataset.table_index) < len(dataset.table_index)
 
 
 # --- the categories ---------------------------------------------------------------------
 
-def _sibling(dataset: TableLookup, gold: Table, above: Sequence[TableKey], by_db: bool
-             ) -> str | None:
+def _sibling(heads: Mapping[TableKey, Table | TableHead], gold: Table,
+             above: Sequence[TableKey], by_db: bool) -> str | None:
     stem = title_stem(gold)
     for key in above:
-        other = dataset.table_index.get(key)
+        other = heads.get(key)
         if other is None:
             continue
         why = []
@@ -211,8 +213,27 @@ def _truncated(query: Query, missing: Sequence[TableKey], view: TableView) -> st
     return None
 
 
+def _above(result: QueryResult, missing: Sequence[TableKey]) -> list[TableKey]:
+    """The non-gold tables ranked above the best missing gold table (all ranked tables
+    when none is ranked)."""
+    ranks = [r for g in missing if (r := result.gold_ranks.get(g)) is not None]
+    cut = len(result.ranked) if not ranks else min(ranks) - 1
+    return [key for key, _ in result.ranked[:cut] if key not in result.gold]
+
+
+@dataclass(frozen=True)
+class FailureTables:
+    """The tables a run's failed queries at k need: their missing gold tables in full,
+    the heads (names, header) of the tables ranked above them (the winners among them),
+    each read once for all."""
+
+    golds: Mapping[TableKey, Table]
+    heads: Mapping[TableKey, Table | TableHead]
+
+
 def _case(dataset: TableLookup, run: RunRecord, result: QueryResult, k: int, by_db: bool,
-          title_hits: set[str] | None, window: Window | None = None) -> FailureCase | None:
+          title_hits: set[str] | None, tables: FailureTables, window: Window | None = None
+          ) -> FailureCase | None:
     missing = missing_gold(result.gold, result.gold_ranks, k)
     if not missing:
         return None
@@ -225,14 +246,13 @@ def _case(dataset: TableLookup, run: RunRecord, result: QueryResult, k: int, by_
     else:
         evidence["deep-miss"] = ("no missing gold table is ranked" if best is None
                                  else f"best missing gold table at rank {best} > 3k = {3 * k}")
-    cut = len(result.ranked) if best is None else best - 1
-    above = [key for key, _ in result.ranked[:cut] if key not in result.gold]
+    above = _above(result, missing)
     words = set(tokenize(query.query))
     for key in missing:
-        gold = dataset.table_index.get(key)
+        gold = tables.golds.get(key)
         if gold is None:
             continue
-        if "sibling-confusion" not in evidence and (why := _sibling(dataset, gold, above,
+        if "sibling-confusion" not in evidence and (why := _sibling(tables.heads, gold, above,
                                                                     by_db)):
             evidence["sibling-confusion"] = why
         lexical = _lexical(words, gold)
@@ -243,7 +263,7 @@ def _case(dataset: TableLookup, run: RunRecord, result: QueryResult, k: int, by_
     if why := _truncated(query, missing, run.config.view):
         evidence["truncated-evidence"] = why
     for key in missing:
-        gold = dataset.table_index.get(key)
+        gold = tables.golds.get(key)
         if window is not None and gold is not None and (
                 why := beyond_window(window, query, gold, run.config.view)):
             evidence["evidence-beyond-window"] = why
@@ -284,6 +304,27 @@ def title_pair(store: RunStore, run: RunRecord, k: int) -> RunRecord | None:
     return None
 
 
+_TABLES: Memo[FailureTables] = Memo(2)
+
+
+def failure_tables(store: RunStore, dataset: TableLookup, run: RunRecord, k: int
+                   ) -> FailureTables:
+    """What the run's failed queries at k need of the dataset, in two bulk reads (kept
+    while the run and the dataset are unchanged: the report and its aggregates share it)."""
+    def read() -> FailureTables:
+        golds: list[TableKey] = []
+        above: list[TableKey] = []
+        for result in run_results(store, run):
+            if missing := missing_gold(result.gold, result.gold_ranks, k):
+                golds += missing
+                above += _above(result, missing)
+        return FailureTables(tables_of(dataset.table_index, golds),
+                             table_heads(dataset.table_index, above))
+
+    return _TABLES.get(("failure-tables", *run_state(store, run), dataset.fingerprint, k),
+                       read)
+
+
 def _found(results: Iterable[QueryResult], k: int) -> set[str]:
     return {r.query_id for r in results if not r.failed_at(k)}
 
@@ -302,16 +343,17 @@ def analyse_failures(store: RunStore, dataset: TableLookup, run_id: str, *, k: i
     if not 1 <= k <= run.config.top_k:
         raise FailureAnalysisError(f"k = {k} must be between 1 and the run's top_k "
                                    f"({run.config.top_k})")
-    results = list(store.iter_results(run_id))
+    results = run_results(store, run)
     if not results:
         raise FailureAnalysisError(f"run {run_id} has no stored queries")
     pair = title_pair(store, run, k)
-    title_hits = _found(store.iter_results(pair.run_id), k) if pair else None
+    title_hits = _found(run_results(store, pair), k) if pair else None
     by_db = _groups_by_database(dataset)
     embedder = dense_embedder(run.config.retriever)
     window = window_for(embedder, settings or load_settings()) if embedder else None
+    tables = failure_tables(store, dataset, run, k)
     cases = [c for r in results
-             if (c := _case(dataset, run, r, k, by_db, title_hits, window))]
+             if (c := _case(dataset, run, r, k, by_db, title_hits, tables, window))]
     notes = []
     if embedder and window is None:
         notes.append(f"evidence-beyond-window needs the input window of embedder "

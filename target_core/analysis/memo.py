@@ -19,9 +19,9 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, TypeVar
 
 from target_core.engine.results import QueryScore
-from target_core.engine.store import RunRecord, RunStore
+from target_core.engine.store import QueryResult, RunRecord, RunStore
 
-__all__ = ["Memo", "clear_all", "digest", "run_scores", "run_state"]
+__all__ = ["Memo", "clear_all", "digest", "run_results", "run_scores", "run_state"]
 
 T = TypeVar("T")
 _MEMOS: list[Memo[object]] = []
@@ -83,3 +83,14 @@ def run_scores(store: RunStore, run: RunRecord) -> dict[str, QueryScore]:
     run is unchanged)."""
     return _SCORES.get(("scores", *run_state(store, run)),
                        lambda: {s.query_id: s for s in store.query_scores(run.run_id)})
+
+
+_RESULTS: Memo[tuple[QueryResult, ...]] = Memo(4)
+
+
+def run_results(store: RunStore, run: RunRecord) -> tuple[QueryResult, ...]:
+    """The run's query results with their ranked lists, in query order
+    (RunStore.iter_results, kept while the run is unchanged: the failure report and its
+    aggregates both read them)."""
+    return _RESULTS.get(("results", *run_state(store, run)),
+                        lambda: tuple(store.iter_results(run.run_id)))

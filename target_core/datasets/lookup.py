@@ -4,13 +4,14 @@ The Query page shows one query and the dozen tables around it; parsing a 100,000
 corpus.jsonl for that takes seconds. So whenever a folder dataset loads in full (which
 validates it), the byte offset of every table's line is saved in the workspace, under
 `cache/corpus-index/`, in a file named by the corpus file's path, size and modification
-time; with it, each table's title, section title and size (the catalogue the Datasets
-page browses) and the corpus fingerprint (so a run's dataset version is checked without
-reading the corpus). Later, `open_lookup` gives the same answers as the loaded Dataset
-for what a page asks (name, task, databases, queries, `table(key)`,
-`table_index.get(key)`, `fingerprint`), reading just the lines it needs. Without a
-current index (never loaded, or the corpus changed since) it loads the dataset in full,
-which writes the index for next time.
+time; with it, each table's title, section title, header and size (the catalogue the
+Datasets page browses, and what the failure taxonomy compares of the tables ranked above
+a gold one: `table_heads`, many tables in one query) and the corpus fingerprint (so a
+run's dataset version is checked without reading the corpus). Later, `open_lookup`
+gives the same answers as the loaded Dataset for what a page asks (name, task,
+databases, queries, `table(key)`, `table_index.get(key)`, `fingerprint`), reading just
+the lines it needs. Without a current index (never loaded, or the corpus changed since)
+it loads the dataset in full, which writes the index for next time.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -49,7 +50,7 @@ log = logging.getLogger(__name__)
 INDEX_DIR = Path("cache") / "corpus-index"
 INDEX_MIN_TABLES = 2_000
 """Smaller corpora load in full in well under a second: no index for them."""
-INDEX_VERSION = "2"
+INDEX_VERSION = "3"
 """Part of each index file's name: an index of an older layout is never opened."""
 
 
@@ -74,10 +75,11 @@ def write_index(workspace: Path, corpus: Path, dataset: Dataset, wheres: Sequenc
         with sqlite3.connect(partial) as db, gc_paused():
             db.execute("CREATE TABLE spans (database_id TEXT, table_id TEXT, offset INTEGER, "
                        "length INTEGER, line INTEGER, title TEXT, section_title TEXT, "
-                       "n_rows INTEGER, n_cols INTEGER, PRIMARY KEY (database_id, table_id))")
-            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       "n_rows INTEGER, n_cols INTEGER, header TEXT, "
+                       "PRIMARY KEY (database_id, table_id))")
+            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            ((t.database_id, t.table_id, w.offset, w.length, w.line, t.title,
-                             t.section_title, t.n_rows, t.n_cols)
+                             t.section_title, t.n_rows, t.n_cols, json.dumps(t.header))
                             for t, w in zip(dataset.tables, wheres, strict=True)))
             db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
             db.execute("INSERT INTO meta VALUES ('corpus_fingerprint', ?)",
@@ -86,6 +88,22 @@ def write_index(workspace: Path, corpus: Path, dataset: Dataset, wheres: Sequenc
         partial.replace(path)  # atomic: a reader never sees half an index
     except OSError as exc:
         log.warning("cannot save the corpus index of %s: %s", corpus, exc)
+
+
+@dataclass(frozen=True)
+class TableHead:
+    """A table's names and column names without its rows, from the corpus index: what
+    the failure taxonomy compares of the tables ranked above a gold one."""
+
+    database_id: str
+    table_id: str
+    header: tuple[str, ...]
+    title: str = ""
+    section_title: str = ""
+
+    @property
+    def key(self) -> TableKey:
+        return (self.database_id, self.table_id)
 
 
 class LazyTables(Mapping[TableKey, Table]):
@@ -108,7 +126,9 @@ class LazyTables(Mapping[TableKey, Table]):
         offset, length, line = span
         with self.corpus.open("rb") as handle:
             handle.seek(offset)
-            raw = handle.read(length)
+            return self._parse(handle.read(length), line, key)
+
+    def _parse(self, raw: bytes, line: int, key: TableKey) -> Table:
         where = Where(str(self.corpus), line)
         try:
             record = json.loads(raw)
@@ -134,6 +154,36 @@ class LazyTables(Mapping[TableKey, Table]):
     def __len__(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM spans").fetchone()[0]
 
+    def _rows(self, columns: str, keys: Iterable[TableKey]) -> Iterator[tuple]:
+        """(database_id, table_id, *columns) of those of `keys` that are indexed, in one
+        query: the keys go as one JSON array, each looked up by the primary key."""
+        unique = list(dict.fromkeys(tuple(key) for key in keys))
+        yield from self.db.execute(
+            f"SELECT s.database_id, s.table_id, {columns} FROM json_each(?) AS j "  # noqa: S608
+            "CROSS JOIN spans AS s ON s.database_id = json_extract(j.value, '$[0]') "
+            "AND s.table_id = json_extract(j.value, '$[1]')", [json.dumps(unique)])
+
+    def heads(self, keys: Iterable[TableKey]) -> dict[TableKey, TableHead]:
+        """The heads of those of `keys` that are indexed, without reading the corpus."""
+        return {(d, t): TableHead(d, t, tuple(json.loads(header)), title, section)
+                for d, t, header, title, section
+                in self._rows("header, title, section_title", keys)}
+
+    def many(self, keys: Iterable[TableKey]) -> dict[TableKey, Table]:
+        """Those of `keys` that are indexed, read in one pass over the corpus file (in
+        file order, one open)."""
+        spans = sorted(self._rows("offset, length, line", keys), key=lambda row: row[2])
+        out: dict[TableKey, Table] = {}
+        with self.corpus.open("rb") as handle:
+            for database_id, table_id, offset, length, line in spans:
+                handle.seek(offset)
+                key = (database_id, table_id)
+                out[key] = self._parse(handle.read(length), line, key)
+        return out
+
+    def database_count(self) -> int:
+        return self.db.execute("SELECT COUNT(DISTINCT database_id) FROM spans").fetchone()[0]
+
     def tables(self) -> Iterator[Table]:
         """Every table in corpus order, the corpus read front to back (no seeks)."""
         for where, record in iter_jsonl(self.corpus):
@@ -149,6 +199,30 @@ class LazyTables(Mapping[TableKey, Table]):
         in corpus order, without reading the corpus."""
         return self.db.execute("SELECT database_id, table_id, title, section_title, n_rows, "
                                "n_cols FROM spans ORDER BY line").fetchall()
+
+
+def table_heads(index: Mapping[TableKey, Table], keys: Iterable[TableKey]
+                ) -> Mapping[TableKey, Table | TableHead]:
+    """Those of `keys` in `index` with at least their names and header: from a corpus
+    index in one pass over the index, else the tables themselves."""
+    if isinstance(index, LazyTables):
+        return index.heads(keys)
+    return {key: table for key in keys if (table := index.get(key)) is not None}
+
+
+def tables_of(index: Mapping[TableKey, Table], keys: Iterable[TableKey]
+              ) -> dict[TableKey, Table]:
+    """Those of `keys` in `index`: from a corpus index in one pass over the corpus file."""
+    if isinstance(index, LazyTables):
+        return index.many(keys)
+    return {key: table for key in keys if (table := index.get(key)) is not None}
+
+
+def database_count(index: Mapping[TableKey, Table]) -> int:
+    """How many databases hold the tables of `index` (a corpus index counts in SQL)."""
+    if isinstance(index, LazyTables):
+        return index.database_count()
+    return len({database_id for database_id, _ in index})
 
 
 @dataclass(frozen=True)

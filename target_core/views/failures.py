@@ -1,6 +1,9 @@
 """The Failures page's read model: the failure report of a run at k with links to each
 failed query, the category definitions, and, for a run with a generator, whether
-retrieval or generation caused its wrong answers."""
+retrieval or generation caused its wrong answers.
+
+The report and its aggregates are kept in the process (analysis.memo) while the run, its
+title pair, the dataset and k are unchanged, so a rerun or a revisit does no work."""
 
 from __future__ import annotations
 
@@ -16,7 +19,14 @@ from target_core.analysis.failure_aggregates import (
     cases_columns,
     failure_explanations,
 )
-from target_core.analysis.failures import CATEGORIES, FailureReport, analyse_failures
+from target_core.analysis.failures import (
+    CATEGORIES,
+    FailureReport,
+    analyse_failures,
+    title_pair,
+)
+from target_core.analysis.memo import Memo, digest, run_state
+from target_core.config import Settings, load_settings
 from target_core.engine.store import RunRecord, RunStore
 from target_core.types import TableLookup
 from target_core.views.links import query_link
@@ -25,9 +35,21 @@ ATTRIBUTION_EXAMPLES = 20
 """Queries listed per cause (retrieval-, generation-caused)."""
 
 
-def failures_report(store: RunStore, dataset: TableLookup, run_id: str, k: int) -> FailureReport:
-    """The run's failed queries at k, categorised; raises TargetError."""
-    return analyse_failures(store, dataset, run_id, k=k)
+_REPORTS: Memo[FailureReport] = Memo(8)
+
+
+def failures_report(store: RunStore, dataset: TableLookup, run_id: str, k: int,
+                    settings: Settings | None = None) -> FailureReport:
+    """The run's failed queries at k, categorised (kept while the run, the run it is
+    paired with for title-dependent, the dataset and k are unchanged; `settings` tell an
+    OpenAI embedder's window); raises TargetError."""
+    settings = settings or load_settings()
+    run = store.get_run(run_id)
+    pair = title_pair(store, run, k)
+    key = ("failures", *run_state(store, run), dataset.fingerprint, k,
+           run_state(store, pair) if pair else None, settings.openai_base_url)
+    return _REPORTS.get(key, lambda: analyse_failures(store, dataset, run_id, k=k,
+                                                      settings=settings))
 
 
 def definitions_frame(report: FailureReport) -> pd.DataFrame:
@@ -78,13 +100,24 @@ class AggregatesView:
         return out.assign(meaning=[WINNER_FEATURES[f] for f in out["feature"]])
 
 
+_AGGREGATES: Memo[AggregatesView] = Memo(8)
+
+
 def aggregates_view(store: RunStore, dataset: TableLookup, report: FailureReport
                     ) -> AggregatesView:
-    """The report's aggregate explanations and the per-query export carrying them."""
-    explained, aggregates = failure_explanations(store, dataset, report)
-    export = report.frame()
-    export = pd.concat([export, cases_columns(explained, export["query_id"])], axis=1)
-    return AggregatesView(aggregates_frame(aggregates), export)
+    """The report's aggregate explanations and the per-query export carrying them (kept
+    while the run, the dataset and the report's cases are unchanged)."""
+    def make() -> AggregatesView:
+        explained, aggregates = failure_explanations(store, dataset, report)
+        export = report.frame()
+        export = pd.concat([export, cases_columns(explained, export["query_id"])], axis=1)
+        return AggregatesView(aggregates_frame(aggregates), export)
+
+    cases = digest([f"{c.query_id}|{c.best_rank}|{','.join(c.categories)}"
+                    for c in report.cases])
+    key = ("aggregates", *run_state(store, store.get_run(report.run_id)),
+           dataset.fingerprint, report.k, cases)
+    return _AGGREGATES.get(key, make)
 
 
 WINDOW_CATEGORY = "evidence-beyond-window"
