@@ -37,7 +37,7 @@ run: install-run
 lint: install
 	$(BIN)/ruff check .
 
-# mypy over target_core ([tool.mypy] in pyproject.toml; the package ships py.typed)
+# mypy over target_core, pages/ and app.py ([tool.mypy] in pyproject.toml; the package ships py.typed)
 typecheck: install
 	$(BIN)/python -m mypy
 

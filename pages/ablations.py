@@ -6,6 +6,9 @@ reopens it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import streamlit as st
 
 from pages._ui import jobs, resources, shell, url, widgets
@@ -52,14 +55,14 @@ limit = int(cols[2].number_input("Queries (0 = all)", 0, len(dataset.queries),
                                               maximum=len(dataset.queries)),
                                  key="ablation-limit",
                                  help="A seeded sample of this many queries."))
-cols = st.columns(2)
-rows_chosen = cols[0].multiselect("Rows", list(ROWS_CHOICES), ["all rows", "first 100 rows",
+columns = st.columns(2)
+rows_chosen = columns[0].multiselect("Rows", list(ROWS_CHOICES), ["all rows", "first 100 rows",
                                                        "header only"], key="ablation-rows",
                                   help="Each with and without the title; the first is the "
                                        "base row of the table.")
 # each format is tried with the title and rows: "ottqa" has neither (TableView)
 offered = [f for f in FORMATS if f != "ottqa"]
-formats = cols[1].multiselect("Formats", offered, list(TEXT_FORMATS),
+formats = columns[1].multiselect("Formats", offered, list(TEXT_FORMATS),
                               key="ablation-formats",
                               help="Each with the title and the first rows setting.")
 schema = st.checkbox(f"Also {SCHEMA_VARIANT}", has_schema_context(dataset),
@@ -73,7 +76,7 @@ if not rows_chosen or not retriever:
     st.stop()
 
 variants = chosen_variants(rows_chosen, formats, schema=schema)
-options = {"top_k": top_k, "limit": limit or None, "variants": variants}
+options: dict[str, Any] = {"top_k": top_k, "limit": limit or None, "variants": variants}
 try:
     report = load_ablation(resources.store(), resources.settings(), dataset, retriever, **options)
 except TargetError as exc:
@@ -96,9 +99,11 @@ if report.hits.empty:
 st.subheader("Table 2 layout")
 table = report.table()
 italic = set(report.italic_rows())
+formats_of_columns: dict[Any, str | Callable[[object], str] | None] = {
+    ("ms / query" if c == "ms" else c): f for c, f in TABLE_FORMATS.items()}
+formats_of_columns |= {column: "{:.3f}" for column, _ in report.recall_columns}
 styled = (table.rename(columns={"ms": "ms / query"}).style
-          .format({("ms / query" if c == "ms" else c): f for c, f in TABLE_FORMATS.items()}
-                  | {column: "{:.3f}" for column, _ in report.recall_columns}, na_rep="—")
+          .format(formats_of_columns, na_rep="—")
           .apply(lambda row: ["font-style: italic" if row.name in italic else ""
                               for _ in row], axis=1)
           .hide(axis="index"))

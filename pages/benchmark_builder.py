@@ -119,17 +119,17 @@ def _sample() -> None:
                                    "and time reference of its SQL (offline); openai or "
                                    "openai:MODEL: an LLM also judges whether exactly this SQL "
                                    "answers the question")
-    cols = st.columns(3)
-    fixed = cols[0].checkbox("Fixed reference date", key="bg-fixed",
-                             help="Relative times ('last month') resolve against it. Off: "
-                             "the day after the latest date in each template's time column.")
-    reference = cols[1].date_input("Reference date", date(2025, 1, 1), key="bg-ref",
-                                   disabled=not fixed)
+    dates = st.columns(3)
+    fixed = dates[0].checkbox("Fixed reference date", key="bg-fixed",
+                              help="Relative times ('last month') resolve against it. Off: "
+                              "the day after the latest date in each template's time column.")
+    reference = dates[1].date_input("Reference date", date(2025, 1, 1), key="bg-ref",
+                                    disabled=not fixed)
     suggested = default_draft_name(name, None if database.startswith("(") else database,
                                    seed)
-    draft_name = cols[2].text_input("Draft name", key="bg-name", placeholder=suggested,
-                                    help="Empty: named after the dataset, the database "
-                                    "and the seed") or suggested
+    draft_name = dates[2].text_input("Draft name", key="bg-name", placeholder=suggested,
+                                     help="Empty: named after the dataset, the database "
+                                     "and the seed") or suggested
     st.caption(f"{len(chosen)} templates: " + ", ".join(plain(t.id) for t in chosen))
     replace = False
     if draft_name.strip() in list_drafts(settings.workspace):

@@ -85,7 +85,7 @@ if from_link or runs_key not in st.session_state:
                                   or choices.default_runs(dataset))
 st.session_state[runs_key] = [r for r in st.session_state[runs_key] if r in labels]
 selected = st.multiselect("Runs (the first is the baseline)", list(labels),
-                          format_func=labels.get, key=runs_key)
+                          format_func=lambda r: labels.get(r, r), key=runs_key)
 written = {"dataset": dataset, "runs": ",".join(selected), "k": params["k"]}
 if len(selected) < 2:
     url.echo(written, key="compare")
@@ -155,7 +155,7 @@ for i, pair in enumerate(comparison.pairs):
 qualities = quality_metrics(store, view)
 if qualities:
     st.subheader("Answer quality against reply length (GTR's Figure 3)")
-    quality = st.selectbox("Quality", qualities, format_func=QUALITY_METRICS.get,
+    quality = st.selectbox("Quality", qualities, format_func=lambda m: QUALITY_METRICS.get(m, m),
                            key="compare-quality",
                            help="SAS here is the cosine of local MiniLM embeddings of answer "
                                 "and reference, not a cross-encoder's SAS; truthfulness "

@@ -69,12 +69,14 @@ if not summary.exact:
                          help="Count every table's tokens under this view and keep the "
                               "counts in the workspace for next time."):
         bar = st.progress(0.0, text="Measuring every table…")
-        resources.measure_all(dataset, view, lambda done, total, what: bar.progress(
-            done / max(total, 1), text=f"{done:,} of {total:,} {what}"))
+        def progress(done: int, total: int, what: str) -> None:
+            bar.progress(done / max(total, 1), text=f"{done:,} of {total:,} {what}")
+
+        resources.measure_all(dataset, view, progress)
         st.rerun()
 
 grids = summary.grids
-figures = [("Tables", f"{len(grids):,}", None)]
+figures: list[tuple[str, str, str | None]] = [("Tables", f"{len(grids):,}", None)]
 if summary.n_passages:
     figures.append(("Passages", f"{summary.n_passages:,}",
                     f"Cut from {summary.n_documents:,} documents (documents.jsonl)."))

@@ -88,14 +88,14 @@ recurring = aggregates_view(store, dataset, report)
 scope = st.selectbox("Among", [ALL, *present_categories(report)],
                      key=f"failures-scope-{run_id}-{k}",
                      format_func=lambda n: f"{n} ({report.counts.get(n, report.n_failed)})")
-cols = st.columns(2)
-cols[0].caption("Query terms the gold table's indexed text lacks, by failed queries")
-cols[0].dataframe(recurring.terms(scope), hide_index=True, width="stretch",
-                  column_config={"share": st.column_config.NumberColumn(format="percent")})
-cols[1].caption("What the winner (the best-ranked non-gold table) has, by failed queries")
-cols[1].dataframe(recurring.features(scope), hide_index=True, width="stretch",
-                  column_config={"share": st.column_config.NumberColumn(format="percent"),
-                                 "meaning": st.column_config.TextColumn(width="medium")})
+halves = st.columns(2)
+halves[0].caption("Query terms the gold table's indexed text lacks, by failed queries")
+halves[0].dataframe(recurring.terms(scope), hide_index=True, width="stretch",
+                    column_config={"share": st.column_config.NumberColumn(format="percent")})
+halves[1].caption("What the winner (the best-ranked non-gold table) has, by failed queries")
+halves[1].dataframe(recurring.features(scope), hide_index=True, width="stretch",
+                    column_config={"share": st.column_config.NumberColumn(format="percent"),
+                                   "meaning": st.column_config.TextColumn(width="medium")})
 
 st.subheader("Drill down")
 names = present_categories(report)
@@ -115,13 +115,13 @@ st.dataframe(cases, hide_index=True, width="stretch", height=widgets.grid_height
                  "why": st.column_config.TextColumn(width=290),
                  "best gold rank": st.column_config.NumberColumn("best rank", format="%d")})
 
-cols = st.columns(2)
-cols[0].download_button("Download all failed queries (CSV)",
-                        recurring.export.to_csv(index=False).encode(),
-                        file_name=f"failures-{run_id}-k{k}.csv", mime="text/csv")
-cols[1].download_button("Download what recurs (CSV)",
-                        recurring.frame.to_csv(index=False).encode(),
-                        file_name=f"failures-{run_id}-k{k}-aggregates.csv", mime="text/csv")
+downloads = st.columns(2)
+downloads[0].download_button("Download all failed queries (CSV)",
+                             recurring.export.to_csv(index=False).encode(),
+                             file_name=f"failures-{run_id}-k{k}.csv", mime="text/csv")
+downloads[1].download_button("Download what recurs (CSV)",
+                             recurring.frame.to_csv(index=False).encode(),
+                             file_name=f"failures-{run_id}-k{k}-aggregates.csv", mime="text/csv")
 category_map_section(run, report, category)  # where its questions and golds fall
 
 try:

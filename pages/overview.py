@@ -99,7 +99,7 @@ def reproduction() -> None:
                      help="Adds rows of our own settings beside TARGET's: bm25 and tfidf "
                      "over every cell, embeddings with the page and section titles.")
     generator = None if chosen == NO_GENERATOR else chosen
-    options = {"generator": generator, "limit": limit or None, "ours": ours}
+    options: dict[str, Any] = {"generator": generator, "limit": limit or None, "ours": ours}
     done, missing = stored_reproduction(store, dataset, **options)
     if missing and st.button(f"Run the {len(missing)} missing baseline(s)", type="primary",
                              key="repro-run"):

@@ -50,8 +50,8 @@ run = store.get_run(run_id)
 if (banner := failed_banner(run)) is not None:
     st.error(banner)
 try:
-    dataset = resources.lookup_by_name(run.config.dataset)
-    dataset = with_distractors(dataset, run.config.haystack, resources.settings())
+    dataset = with_distractors(resources.lookup_by_name(run.config.dataset),
+                               run.config.haystack, resources.settings())
 except TargetError as exc:
     st.error(f"The run's dataset cannot be loaded: {exc}")
     st.stop()

@@ -275,8 +275,14 @@ def _ratchet(found: Mapping[str, set[str]], todo: Mapping[str, set[str]]) -> Non
     assert not gone, f"fixed, so take them off the list: {gone}"
 
 
+LAUNCHER = "pages/_ui/launch.py"
+"""The server's entry point, not a page: it starts Streamlit and warms the library's
+modules the pages import (and the token counter) before any session."""
+
+
 def test_pages_import_only_read_models_types_errors_and_their_glue() -> None:
-    _ratchet(page_imports(APP_SOURCES), TODO_PAGE_IMPORTS)
+    _ratchet(page_imports({n: s for n, s in APP_SOURCES.items() if n != LAUNCHER}),
+             TODO_PAGE_IMPORTS)
 
 
 def test_read_models_launch_and_run_nothing() -> None:

@@ -18,7 +18,7 @@ target_core.views.params.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import overload
+from typing import TypeVar, overload
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -30,6 +30,7 @@ _WRITTEN = "_url-written"  # the query parameters as this session last wrote the
 _FROM_LINK = "_url-from-link"
 _STICKY = "_sticky-"  # + a name: the session's latest choice of a dataset or run
 _FORM = "_form-"  # + a widget key: the form widget's last value (see form_field)
+T = TypeVar("T")
 
 
 @overload
@@ -142,10 +143,10 @@ def echo(values: Mapping[str, str | None], *, key: str) -> None:
     st.session_state[_echo_key(key)] = dict(values)
 
 
-def url_selectbox(label: str, options: list, *, param: str, key: str,
-                  where: object = None, default: object = None, widget: str = "selectbox",
+def url_selectbox(label: str, options: Sequence[T], *, param: str, key: str,
+                  where: object = None, default: T | None = None, widget: str = "selectbox",
                   kind: str | None = None, among: str | None = None, follow: bool = True,
-                  stick: str | None = None, **kwargs: object) -> object:
+                  stick: str | None = None, **kwargs: object) -> T:
     """A selectbox (or another single-choice `widget`, e.g. "radio") kept in the URL as
     ?param=VALUE.
 
@@ -184,7 +185,7 @@ def url_selectbox(label: str, options: list, *, param: str, key: str,
         st.session_state[key] = by_text[url]
     elif st.session_state.get(key) not in options:
         st.session_state[key] = fallback
-    value = getattr(where or st, widget)(label, options, key=key, **kwargs)
+    value: T = getattr(where or st, widget)(label, options, key=key, **kwargs)
     write(**{param: str(value)})
     st.session_state[echoed] = str(value)
     if stick:

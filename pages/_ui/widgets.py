@@ -3,6 +3,7 @@ picker, and the few helpers around them."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import streamlit as st
@@ -105,7 +106,7 @@ def view_picker(key: str, default: str = "default", *, in_url: bool = False) -> 
             ("title", "Page title", "title", base.title),
             ("section", "Section title", "section", base.section_title),
             ("table_id", "Table id", "tid", base.table_id)], strict=False):
-        field(param, f"{key}-{preset}-{suffix}", lambda v, p=param: _on_off(p, v))
+        field(param, f"{key}-{preset}-{suffix}", functools.partial(_on_off, param))
         toggles[param] = col.toggle(label, value, key=f"{key}-{preset}-{suffix}")
     modes = ["all rows", "first N rows", "header only"]
     mode_index = 0 if base.rows is None else (2 if base.rows == 0 else 1)
