@@ -1,11 +1,11 @@
 """RunStore: runs and their per-query results in SQLite (sqlite-utils).
 
 One row per run (configuration, dataset fingerprint, what was indexed, timings,
-package versions, status, metrics) and one per query (ranked tables with scores, the
-rank of each gold table, per-query metrics, time). Every write is one transaction, so
+package versions, status, metrics), kept here; one per query (engine/store_results.py)
+and per judged answer (engine/store_judgements.py); the file, its schema and migrations
+and the write transaction are engine/store_file.py. Every write is one transaction, so
 a run killed at any moment keeps exactly the queries it finished, and a run started
-again with the same configuration resumes instead of starting over. The schema and
-its migrations live here and nowhere else.
+again with the same configuration resumes instead of starting over.
 """
 
 from __future__ import annotations
@@ -14,30 +14,21 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
-from target_core.engine.results import QueryResult, QueryScore
-from target_core.errors import TargetError, UnknownNameError
+from target_core.engine.results import QueryResult
+from target_core.engine.store_file import StoreError
+from target_core.engine.store_judgements import Judgements
+from target_core.engine.store_results import QueryResults
+from target_core.errors import UnknownNameError
 from target_core.pyclass import spec_fingerprints
-from target_core.types import RunConfig, TableKey
+from target_core.types import RunConfig
 
-SCHEMA_VERSION = 2
+__all__ = ["STATUSES", "QueryResult", "RunRecord", "RunStore", "StoreError", "config_key"]
+
 STATUSES = ("running", "complete", "failed", "cancelled")
-
-
-OPEN_TIMEOUT_S = 30.0
-"""How long opening the store waits out other connections that hold its lock."""
-
-
-class StoreError(TargetError):
-    """The run store cannot be opened or is from an unknown (newer) version."""
-
 
 @dataclass(frozen=True)
 class RunRecord:
@@ -88,85 +79,13 @@ def config_key(config: RunConfig, dataset_fingerprint: str) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
-def _key_text(key: TableKey) -> str:
-    return json.dumps(list(key), ensure_ascii=False)
-
-
-class RunStore:
-    """The SQLite file of runs; safe for several processes (WAL, short transactions)."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + OPEN_TIMEOUT_S
-        while True:
-            try:
-                self.db = sqlite_utils.Database(self.path)
-                self.db.execute("PRAGMA busy_timeout = 30000")
-                self.db.enable_wal()
-                self._migrate()
-                return
-            except Exception as exc:  # sqlite3.DatabaseError for a file that is not SQLite
-                if isinstance(exc, StoreError):
-                    raise
-                # Switching a new file to WAL, or recovering its WAL index, can answer
-                # SQLITE_BUSY without waiting on the busy timeout while another
-                # connection does the same: that is worth another try, nothing else is.
-                if "locked" in str(exc) and time.monotonic() < deadline:
-                    self.db.close()
-                    time.sleep(0.05)
-                    continue
-                raise StoreError(f"{self.path}: cannot open the run store: {exc}") from None
+class RunStore(QueryResults, Judgements):
+    """The SQLite file of runs, their per-query results and judgements; safe for several
+    processes (WAL, short transactions)."""
 
     @classmethod
     def in_workspace(cls, workspace: Path) -> RunStore:
         return cls(Path(workspace) / "runs.sqlite")
-
-    # --- schema ---------------------------------------------------------------------------
-
-    def _migrate(self) -> None:
-        if self._schema_version() == SCHEMA_VERSION:
-            return  # the usual open: no write, so no lock taken
-        with self._write():  # re-read under the lock: another process may have migrated
-            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-            version = self._schema_version()
-            if version > SCHEMA_VERSION:
-                raise StoreError(f"{self.path} was written by a newer TARGET Explorer "
-                                 f"(schema {version} > {SCHEMA_VERSION}); upgrade to read it")
-            if version < 1:
-                self._create_v1()
-            if version < 2:  # v2: downstream generation per query
-                self.db.execute("ALTER TABLE query_results ADD COLUMN generation TEXT")
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
-                            [str(SCHEMA_VERSION)])
-
-    def _schema_version(self) -> int:
-        if not self.db["meta"].exists():
-            return 0
-        row = list(self.db.query("SELECT value FROM meta WHERE key = 'schema_version'"))
-        return int(row[0]["value"]) if row else 0
-
-    def _create_v1(self) -> None:
-        # one statement at a time: executescript() would commit the open transaction
-        for statement in _V1_SCHEMA.split(";"):
-            if statement.strip():
-                self.db.execute(statement)
-
-    @contextmanager
-    def _write(self) -> Iterator[None]:
-        """One write transaction that takes the write lock up front (BEGIN IMMEDIATE).
-
-        A deferred transaction that reads first cannot become a writer once another
-        process has committed meanwhile (WAL's SQLITE_BUSY_SNAPSHOT, which busy_timeout
-        does not wait out): two runs started at once failed with "database is locked".
-        """
-        self.db.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-            self.db.conn.execute("COMMIT")
-        except BaseException:
-            self.db.conn.rollback()  # a no-op when the error already ended the transaction
-            raise
 
     # --- runs -----------------------------------------------------------------------------
 
@@ -236,9 +155,8 @@ class RunStore:
     def delete_run(self, run_id: str) -> None:
         self.get_run(run_id)
         with self._write():
-            self.db.execute("DELETE FROM query_results WHERE run_id = ?", [run_id])
-            if self.db["judgements"].exists():
-                self.db.execute("DELETE FROM judgements WHERE run_id = ?", [run_id])
+            self._delete_results(run_id)
+            self._delete_judgements(run_id)
             self.db.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
 
     def _record(self, row: dict[str, Any], n_done: int) -> RunRecord:
@@ -275,146 +193,3 @@ class RunStore:
                "AS n_done FROM runs r" + (" WHERE " + " AND ".join(where) if where else "")
                + " ORDER BY r.created_at DESC")
         return [self._record(row, row["n_done"]) for row in self.db.query(sql, params)]
-
-    # --- per-query results ----------------------------------------------------------------
-
-    def done_query_ids(self, run_id: str) -> set[str]:
-        return {r["query_id"] for r in self.db.query(
-            "SELECT query_id FROM query_results WHERE run_id = ?", [run_id])}
-
-    def generation_errors(self, run_id: str) -> list[tuple[str, str, str | None]]:
-        """(query_id, error, error class as stored) of each query whose generation
-        failed, in query order."""
-        return [(r["query_id"], r["error"], r["error_class"]) for r in self.db.query(
-            "SELECT query_id, json_extract(generation, '$.error') AS error, "
-            "json_extract(generation, '$.error_class') AS error_class FROM query_results "
-            "WHERE run_id = ? AND generation IS NOT NULL "
-            "AND COALESCE(json_extract(generation, '$.error'), '') != '' ORDER BY position",
-            [run_id])]
-
-    def served_models(self, run_id: str) -> dict[str, int]:
-        """The model ids the server answered with (as its replies name them), and how
-        many of the run's generations each answered."""
-        return {r["model"]: r["n"] for r in self.db.query(
-            "SELECT json_extract(generation, '$.served_model') AS model, COUNT(*) AS n "
-            "FROM query_results WHERE run_id = ? AND model IS NOT NULL GROUP BY model "
-            "ORDER BY n DESC", [run_id])}
-
-    def save_results(self, run_id: str, results: Iterable[QueryResult]) -> None:
-        """Write a batch of query results in one transaction (all or nothing)."""
-        rows = [{
-            "run_id": run_id, "query_id": r.query_id, "position": r.position,
-            "ranked": json.dumps([[k[0], k[1], s] for k, s in r.ranked], ensure_ascii=False),
-            "gold": json.dumps([list(k) for k in r.gold], ensure_ascii=False),
-            "gold_ranks": json.dumps({_key_text(k): v for k, v in r.gold_ranks.items()},
-                                     ensure_ascii=False),
-            "metrics": json.dumps(r.metrics), "ms": r.ms,
-            "generation": None if r.generation is None else json.dumps(
-                r.generation, ensure_ascii=False)} for r in results]
-        with self._write():
-            self.db.table("query_results").insert_all(rows, replace=True)
-
-    def query_metrics(self, run_id: str) -> list[tuple[str, dict[str, float]]]:
-        """(query_id, per-query metrics) in query order, without the ranked lists."""
-        return [(r["query_id"], json.loads(r["metrics"])) for r in self.db.query(
-            "SELECT query_id, metrics FROM query_results WHERE run_id = ? ORDER BY position",
-            [run_id])]
-
-    def query_scores(self, run_id: str) -> list[QueryScore]:
-        """Every query's metrics, best and last gold rank, in query order."""
-        # last_rank: NULL when a gold table is unranked (COUNT skips JSON nulls), 0 when
-        # there is no gold table, as metrics.tasks.last_gold_rank
-        return [QueryScore(r["query_id"], json.loads(r["metrics"]), r["best_rank"],
-                           r["last_rank"])
-                for r in self.db.query(
-                    "SELECT query_id, metrics, "
-                    "(SELECT MIN(value) FROM json_each(gold_ranks)) AS best_rank, "
-                    "(SELECT CASE WHEN COUNT(*) = 0 THEN 0 WHEN COUNT(*) = COUNT(value) "
-                    "THEN MAX(value) END FROM json_each(gold_ranks)) AS last_rank "
-                    "FROM query_results WHERE run_id = ? ORDER BY position", [run_id])]
-
-    def iter_results(self, run_id: str) -> Iterator[QueryResult]:
-        """The run's query results in query order."""
-        for row in self.db.query("SELECT * FROM query_results WHERE run_id = ? "
-                                 "ORDER BY position", [run_id]):
-            yield _result(row)
-
-    def get_result(self, run_id: str, query_id: str) -> QueryResult:
-        rows = list(self.db.query("SELECT * FROM query_results WHERE run_id = ? AND "
-                                  "query_id = ?", [run_id, query_id]))
-        if not rows:
-            raise UnknownNameError(f"query of run {run_id}", query_id,
-                                   self.done_query_ids(run_id))
-        return _result(rows[0])
-
-    def merge_query_metrics(self, run_id: str, values: Mapping[str, Mapping[str, float | None]]
-                            ) -> None:
-        """Set per-query metrics found after the run, {query_id: {name: v}}; None drops."""
-        with self._write():
-            self.db.conn.executemany(
-                "UPDATE query_results SET metrics = json_patch(metrics, ?) "
-                "WHERE run_id = ? AND query_id = ?",
-                [(json.dumps(v), run_id, q) for q, v in values.items()])
-
-    def merge_run_metrics(self, run_id: str, values: dict[str, float]) -> None:
-        """Add or overwrite run-level metrics computed after the run."""
-        with self._write():
-            self.db.execute("UPDATE runs SET metrics = json_patch(metrics, ?) WHERE run_id = ?",
-                            [json.dumps(values), run_id])
-
-    def save_judgements(self, run_id: str, judge: str, label: str,
-                        rows: Iterable[tuple[str, float | None, str, str | None]]) -> None:
-        """A judge's (query_id, rating or None, reason, error) per query, replacing that
-        judge's earlier ones; the table is made on first use (old stores lack it)."""
-        now = time.time()
-        with self._write():
-            self.db.execute(_JUDGEMENTS)
-            self.db.table("judgements").insert_all(
-                [{"run_id": run_id, "query_id": q, "judge": judge, "label": label,
-                  "rating": rating, "reason": reason, "error": error, "created_at": now}
-                 for q, rating, reason, error in rows], replace=True)
-
-    def judgements(self, run_id: str) -> list[dict[str, Any]]:
-        """The run's stored judgements, newest first."""
-        return list(self.db.query("SELECT * FROM judgements WHERE run_id = ? ORDER BY "
-                                  "created_at DESC, query_id", [run_id])
-                    ) if self.db["judgements"].exists() else []
-
-    def integrity_check(self) -> str:
-        return next(iter(self.db.query("PRAGMA integrity_check")))["integrity_check"]
-
-
-_V1_SCHEMA = """
-    CREATE TABLE IF NOT EXISTS runs (
-        run_id TEXT PRIMARY KEY, config_key TEXT NOT NULL, config TEXT NOT NULL,
-        dataset TEXT NOT NULL, dataset_fingerprint TEXT NOT NULL, task TEXT NOT NULL,
-        retriever TEXT NOT NULL, view TEXT NOT NULL, top_k INTEGER NOT NULL,
-        status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL,
-        n_queries INTEGER NOT NULL, index_info TEXT NOT NULL DEFAULT '{}',
-        text_fingerprint TEXT NOT NULL DEFAULT '', text_example TEXT NOT NULL DEFAULT '',
-        versions TEXT NOT NULL DEFAULT '{}', metrics TEXT NOT NULL DEFAULT '{}',
-        error TEXT);
-    CREATE INDEX IF NOT EXISTS runs_config_key ON runs (config_key, status);
-    CREATE TABLE IF NOT EXISTS query_results (
-        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
-        query_id TEXT NOT NULL, position INTEGER NOT NULL, ranked TEXT NOT NULL,
-        gold TEXT NOT NULL, gold_ranks TEXT NOT NULL, metrics TEXT NOT NULL,
-        ms REAL NOT NULL, PRIMARY KEY (run_id, query_id));
-"""
-
-_JUDGEMENTS = """CREATE TABLE IF NOT EXISTS judgements (
-    run_id TEXT NOT NULL, query_id TEXT NOT NULL, judge TEXT NOT NULL, label TEXT NOT NULL,
-    rating REAL, reason TEXT NOT NULL DEFAULT '', error TEXT, created_at REAL NOT NULL,
-    PRIMARY KEY (run_id, query_id, judge))"""
-"""A judge's rating of one answer (engine.judge); rating NULL: the judgement failed."""
-
-
-def _result(row: dict[str, Any]) -> QueryResult:
-    ranks = json.loads(row["gold_ranks"])
-    return QueryResult(
-        query_id=row["query_id"], position=row["position"],
-        ranked=[((d, t), s) for d, t, s in json.loads(row["ranked"])],
-        gold=[tuple(k) for k in json.loads(row["gold"])],
-        gold_ranks={tuple(json.loads(k)): v for k, v in ranks.items()},
-        metrics=json.loads(row["metrics"]), ms=row["ms"],
-        generation=json.loads(row["generation"]) if row.get("generation") else None)
