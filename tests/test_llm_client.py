@@ -76,13 +76,13 @@ def test_llama_cpp_python_steps_down_once_and_is_remembered(
 
 def test_refusal_is_remembered_in_the_response_cache(tmp_path: Path,
                                                      fake_openai: FakeOpenAI) -> None:
-    from target_core.llm import client as llm_client
+    from target_core.llm import negotiation
 
     fake_openai.llama_cpp_python = True
     fake_openai.chat_responder = lambda body: SQL_REPLY
     cache = ResponseCache(tmp_path / "chat.sqlite")
     generator(tmp_path, fake_openai, cache=cache).generate(sql_request())
-    llm_client._FORMATS.clear()  # a new process: only the cache remembers
+    negotiation._FORMATS.clear()  # a new process: only the cache remembers
     before = len(fake_openai.chat_requests())
     generator(tmp_path, fake_openai, cache=cache).generate(sql_request("Other?"))
     (sent,) = fake_openai.chat_requests()[before:]

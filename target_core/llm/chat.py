@@ -51,13 +51,15 @@ from target_core.config import MAX_TOKENS, Settings
 from target_core.errors import ConfigError
 from target_core.llm.cache import CachedReply, ResponseCache, cache_key
 from target_core.llm.client import (
-    FORMAT_STEPS,
     OPENAI_SAMPLING,
     CallFailed,
     ChatReply,
     FormatRejected,
     LLMClient,
     WindowExceeded,
+)
+from target_core.llm.negotiation import (
+    FORMAT_STEPS,
     format_step,
     learned_window,
     refuse_format,

@@ -27,7 +27,7 @@ Structured output is negotiated per server and model: strict `json_schema`, then
 `{"type": "json_object", "schema": ...}` (llama.cpp and llama-cpp-python take a schema
 there), then the prompt alone. A server that refuses a response_format answers 400, 422
 or, as llama-cpp-python does, 500 with a message naming it; that step is remembered for
-the process (`FORMATS`) and never retried.
+the process (llm/negotiation.py) and never retried.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from target_core.errors import ConfigError
+from target_core.llm.negotiation import learn_window
 from target_core.llm.servers import (
     DEFAULT_BASE_URL,
     is_openai,
@@ -59,8 +60,6 @@ TRANSIENT = frozenset({429, 502, 503, 504})
 """Statuses worth sending again: the server did not start on the request."""
 MAX_WAIT = 60.0
 """The longest retry-after honoured, in seconds."""
-FORMAT_STEPS = ("json_schema", "json_object", "prompt")
-"""Structured-output steps, strictest first."""
 _REJECTS_FORMAT = re.compile(r"response_format|json_schema|json_object|schema", re.I)
 OPENAI_SAMPLING = ("temperature", "frequency_penalty", "presence_penalty")
 """Sampling settings in OpenAI's vocabulary (every compatible server takes them)."""
@@ -127,11 +126,9 @@ class ServerInfo:
                     not self.params or name in self.params))}
 
 
-_FORMATS: dict[tuple[str, str], int] = {}
-"""(server, model) -> index in FORMAT_STEPS of the strictest step the server accepts."""
 _INFO: dict[tuple[str, str], ServerInfo] = {}
-_LEARNED_WINDOWS: dict[tuple[str, str], int] = {}
-_STATE_LOCK = threading.Lock()
+"""(server, model) -> what the server said about itself (probe), once per process."""
+_INFO_LOCK = threading.Lock()
 
 
 class LLMClient:
@@ -266,11 +263,11 @@ class LLMClient:
     def probe(self, model: str) -> ServerInfo:
         """What the server reports (see the module docstring); asked once per process."""
         key = (self.base_url, model)
-        with _STATE_LOCK:
+        with _INFO_LOCK:
             if key in _INFO:
                 return _INFO[key]
         info = self._probe(model)
-        with _STATE_LOCK:
+        with _INFO_LOCK:
             _INFO.setdefault(key, info)
             return _INFO[key]
 
@@ -327,46 +324,6 @@ class LLMClient:
         answer = self._get_json(f"{self.root}/tokenize", {"content": text})
         tokens = answer.get("tokens") if answer else None
         return len(tokens) if isinstance(tokens, list) else None
-
-
-# --- remembered per server and model ------------------------------------------------------
-
-def format_step(base_url: str, model: str) -> int:
-    """The strictest structured-output step (index in FORMAT_STEPS) not yet refused."""
-    with _STATE_LOCK:
-        return _FORMATS.get((base_url.rstrip("/"), model), 0)
-
-
-def refuse_format(base_url: str, model: str, step: int) -> None:
-    """Remember that the server refuses `step` (and so everything stricter)."""
-    with _STATE_LOCK:
-        key = (base_url.rstrip("/"), model)
-        _FORMATS[key] = max(_FORMATS.get(key, 0), step + 1)
-
-
-def learn_window(base_url: str, model: str, window: int) -> None:
-    """A window the server named in an error ("context window of 2048 tokens")."""
-    with _STATE_LOCK:
-        _LEARNED_WINDOWS[(base_url.rstrip("/"), model)] = window
-    log.warning("%s says the context window of %s is %d tokens; later prompts are fitted "
-                "to it", server_label(base_url), model, window)
-
-
-def learned_window(base_url: str, model: str) -> int | None:
-    with _STATE_LOCK:
-        return _LEARNED_WINDOWS.get((base_url.rstrip("/"), model))
-
-
-def response_format(step: int, schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """What a request carries at `step`: the strict schema, json_object (with the schema
-    inside, as llama.cpp reads it), or nothing."""
-    name = FORMAT_STEPS[step]
-    if name == "json_schema" and schema is not None:
-        return {"type": "json_schema", "json_schema": dict(schema)}
-    if name in ("json_schema", "json_object"):
-        inner = schema.get("schema") if schema is not None else None
-        return {"type": "json_object", **({"schema": dict(inner)} if inner else {})}
-    return None
 
 
 def retry_delay(headers: Any, attempt: int) -> float:

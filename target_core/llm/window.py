@@ -16,7 +16,7 @@ A server that refuses a prompt as too long names why (`overflow_in`): llama.cpp 
 and `n_ctx` in its body), vLLM "maximum context length is 8192 tokens ... (8216 in the
 messages, ...)" or "... your request has 8216 input tokens", Ollama "the input length
 exceeds the context length" (no numbers). The window it names is learned
-(`client.learn_window`); the share is learned too (`learn_share`): our count of the
+(`negotiation.learn_window`); the share is learned too (`learn_share`): our count of the
 refused prompt over the server's, times COUNT_MARGIN, or, when the server gives no
 count, the share used so far times SHARE_STEP. Both are kept per server and model for
 the process, so the retry of the refused prompt is fitted to them.
