@@ -109,6 +109,13 @@ class Entry(Generic[T]):
     """Each table's view text, whole, is embedded by the spec's embedder part (dense,
     hybrid's dense side): so that embedder's input window decides what of a table it
     read (analysis/dense_window.py). Not so for summaries, rows or hypothetical tables."""
+    lexical_view_text: bool = False
+    """Each table's view text, whole, is indexed lexically, with no vectors of its own
+    (bm25, tfidf): a dense run of the same view embedded exactly these texts, so the
+    embedding map may borrow its vectors (analysis/embedding_map.py)."""
+    scores_rows: bool = False
+    """A table is scored by its best row, and the run keeps which row matched (rows:
+    the Query page shows the matched rows, views/matched_rows.py)."""
     self_contained: bool = False
     """Building a spec of this family needs nothing from outside this package: no API
     key, server, model file named by the spec or user code (the spec's parts must be

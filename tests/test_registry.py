@@ -319,3 +319,13 @@ def test_a_launch_builds_what_is_not_self_contained(settings) -> None:
     assert JobStore.in_workspace(bare.workspace).list_jobs() == []
     assert launch_run(RunConfig("demo-qa", "bm25", limit=3), settings=bare,
                       spawn=False).job is not None
+
+
+def test_family_traits_are_registry_data() -> None:
+    """Which families index the view text lexically (the embedding map borrows a dense
+    run's vectors for them) and which score tables by rows (the Query page shows the
+    matched rows) is said by their entries, not by name lists in the modules that ask."""
+    assert {e.name for e in RETRIEVERS if e.lexical_view_text} == {"bm25", "tfidf"}
+    assert {e.name for e in RETRIEVERS if e.scores_rows} == {"rows"}
+    assert {e.name for e in RETRIEVERS if e.embeds_view} == {"dense", "hybrid"}
+    assert not any(e.lexical_view_text and e.embeds_view for e in RETRIEVERS)

@@ -65,9 +65,6 @@ SAMPLE_LIMIT = 3_000
 NEIGHBOURS = 15
 """Nearest map points kept around each marked point when the corpus is sampled."""
 MAPS_DIR = "maps"
-LEXICAL = ("bm25", "tfidf")
-"""Retrievers that index the view's text as dense does: a dense run of the same view
-stores vectors of exactly their texts."""
 BORROWED_EMBEDDER = "minilm"
 
 
@@ -129,11 +126,11 @@ class MapSource:
 
 
 def can_borrow(run: RunRecord) -> bool:
-    """A lexical run (bm25, tfidf: no vectors of its own) may be mapped with
-    BORROWED_EMBEDDER's vectors of the same texts."""
+    """A lexical run of the view's text (Entry.lexical_view_text: bm25, tfidf; no vectors
+    of its own) may be mapped with BORROWED_EMBEDDER's vectors of the same texts."""
     from target_core.retrievers import RETRIEVERS
 
-    return RETRIEVERS.parse(run.config.retriever)[0].name in LEXICAL
+    return RETRIEVERS.parse(run.config.retriever)[0].lexical_view_text
 
 
 def map_source(run: RunRecord, settings: Settings, *, borrow: bool = False) -> MapSource:

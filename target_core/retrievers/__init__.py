@@ -152,9 +152,9 @@ def _hybrid(arg: str, settings: Settings) -> Retriever:
 
 RETRIEVERS: Registry[Retriever] = Registry("retriever", (
     Entry("bm25", "BM25 (Okapi, rank-bm25's formula) over the table text", _bm25,
-          ("bm25",), self_contained=True),
+          ("bm25",), lexical_view_text=True, self_contained=True),
     Entry("tfidf", "TF-IDF cosine over the table text (scikit-learn)", _tfidf, ("tfidf",),
-          self_contained=True),
+          lexical_view_text=True, self_contained=True),
     Entry("ottqa", "TARGET's OTT-QA retriever, DrQA's hashed unigram+bigram BM25 or "
           "TF-IDF (ottqa:bm25, ottqa:tfidf); the paper's rows use the ottqa view format",
           _ottqa, ("ottqa:bm25", "ottqa:tfidf"), self_contained=True),
@@ -174,7 +174,7 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
           self_contained=True),
     Entry("rows", "one vector per row ('column is value, ...') in Chroma, a table scored "
           "by its best row (rows[:EMBEDDER], default minilm)", _rows, ("rows", "rows:openai"),
-          parts=_embedder_part, self_contained=True),
+          parts=_embedder_part, scores_rows=True, self_contained=True),
     Entry("hyse", "HySE: N hypothetical tables written per query, embedded with it, "
           "searched by their mean vector or merged per table (hyse[:EMBEDDER][@GENERATOR]"
           "[:n=2,rows=2,agg=mean|split], default minilm@heuristic)", _hyse,

@@ -46,11 +46,11 @@ class MatchedTable:
 
 
 def is_rows_run(run: RunRecord) -> bool:
-    """The run's retriever is of the rows family."""
+    """The run's retriever scores tables by their best row (Entry.scores_rows)."""
     from target_core.retrievers import split_spec
 
     try:
-        return split_spec(run.config.retriever)[0].name == "rows"
+        return split_spec(run.config.retriever)[0].scores_rows
     except TargetError:
         return False
 
