@@ -16,7 +16,7 @@ from pages._ui.haystack import haystack_section
 from pages._ui.sql_ablation import sql_ablation_section
 from pages._ui.text import plain
 from target_core.analysis.failure_figures import ablation_bars
-from target_core.engine.ablate import SCHEMA_VARIANT, ablation_configs, has_schema_context
+from target_core.engine.ablate import SCHEMA_VARIANT, ablation_configs
 from target_core.errors import TargetError
 from target_core.retrievers import EXAMPLE_SPECS, split_spec
 from target_core.types import FORMATS, TEXT_FORMATS
@@ -24,6 +24,7 @@ from target_core.views.ablations import (
     ROWS_CHOICES,
     TABLE_FORMATS,
     chosen_variants,
+    has_schema_context,
     load_ablation,
     sensitivity_frame,
 )
@@ -32,7 +33,7 @@ from target_core.views.params import unknown_message
 shell.frame()
 st.title("Ablations")
 name = widgets.pick_dataset()
-dataset = widgets.dataset_or_stop(name)
+dataset = widgets.lookup_or_stop(name)
 
 specs = list(EXAMPLE_SPECS)
 wanted = url.read("retriever", "bm25")

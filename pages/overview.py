@@ -80,7 +80,7 @@ def reproduction() -> None:
                              stick="dataset",
                              default=default_dataset(resources.dataset_infos()))
     try:
-        dataset = resources.load_by_name(name)
+        dataset = resources.lookup_by_name(name)
     except TargetError as exc:
         st.error(str(exc))
         return
@@ -112,7 +112,7 @@ def reproduction() -> None:
     jobs.job_list(dataset.name, key="repro")  # the page redraws when they end
     if missing:
         st.caption("Not run yet: " + ", ".join(b.method for b in missing))
-    st.caption(corpus_note(dataset.name, len(dataset.tables), limit or len(dataset.queries),
+    st.caption(corpus_note(dataset.name, dataset.n_tables, limit or len(dataset.queries),
                            paper))
     if not done:
         st.info("None of the paper's baselines has run on this dataset with these settings.")

@@ -42,9 +42,9 @@ from target_core.views.runs import (
 )
 
 shell.frame()
-dataset = widgets.dataset_or_stop(widgets.pick_dataset())
+dataset = widgets.lookup_or_stop(widgets.pick_dataset())
 st.title("Run")
-st.caption(f"on **{plain(dataset.name)}** ({dataset.task}, {len(dataset.tables):,} tables, "
+st.caption(f"on **{plain(dataset.name)}** ({dataset.task}, {dataset.n_tables:,} tables, "
            f"{len(dataset.queries):,} queries)")
 
 NO_GENERATOR = "none (retrieval only)"

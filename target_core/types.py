@@ -116,6 +116,11 @@ class TableLookup:
             raise UnknownNameError("table", f"{key[0]}/{key[1]}",
                                    [f"{d}/{t}" for d, t in self.table_index]) from None
 
+    @property
+    def n_tables(self) -> int:
+        """How many tables the corpus holds (a corpus index counts them in SQL)."""
+        return len(self.table_index)
+
     @cached_property
     def query_index(self) -> dict[str, Query]:
         return {q.query_id: q for q in self.queries}
@@ -144,6 +149,10 @@ class Dataset(TableLookup):
     @cached_property
     def table_index(self) -> dict[TableKey, Table]:
         return {t.key: t for t in self.tables}
+
+    @property
+    def n_tables(self) -> int:
+        return len(self.tables)
 
     @cached_property
     def corpus_fingerprint(self) -> str:

@@ -11,7 +11,7 @@ from pages._ui import jobs, resources, widgets
 from target_core.errors import TargetError
 from target_core.metrics.labels import label
 from target_core.retrievers import EXAMPLE_SPECS
-from target_core.types import Dataset
+from target_core.types import TableLookup
 from target_core.views.haystack import (
     default_sources,
     haystack_curve,
@@ -26,7 +26,7 @@ CAPTION = ("Each point is an ordinary run of the retriever on the same queries, 
            "gold.")
 
 
-def haystack_section(dataset: Dataset, retriever: str, *, top_k: int,
+def haystack_section(dataset: TableLookup, retriever: str, *, top_k: int,
                      limit: int | None) -> None:
     """The section for `dataset` at the page's top-k and query sample; `retriever` (the
     page's) is the first line, dense:minilm the second by default."""

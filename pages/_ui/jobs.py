@@ -27,7 +27,7 @@ from target_core.engine.workers import (
     start_waiting,
 )
 from target_core.errors import TargetError
-from target_core.types import Dataset, RunConfig
+from target_core.types import RunConfig, TableLookup
 from target_core.views.jobs import group_jobs, under_way_note
 from target_core.views.links import job_link
 
@@ -158,7 +158,7 @@ def sidebar() -> None:
         start_waiting(resources.settings())
 
 
-def launch_missing(configs: Sequence[RunConfig], dataset: Dataset, *, noun: str, key: str,
+def launch_missing(configs: Sequence[RunConfig], dataset: TableLookup, *, noun: str, key: str,
                    primary: bool = False) -> None:
     """A button "Run N missing NOUN(s)" (disabled, "All NOUNs are stored", when none)
     that queues each configuration as a job; the page then runs again, so the

@@ -16,6 +16,7 @@ from target_core.types import Dataset, GenerationConfig, TableLookup, TableView
 from target_core.views.dataset_sizes import dataset_summary
 from target_core.views.dataset_sizes import measure_all as measure_all_tables
 from target_core.views.datasets import DatasetSummary
+from target_core.views.runs import billed
 
 
 @st.cache_resource(show_spinner=False)
@@ -107,9 +108,14 @@ def _run_estimate(_dataset: Dataset, fingerprint: str, spec: str,
                              view=TableView.from_dict(view))
 
 
-def run_estimate(dataset: Dataset, spec: str, generation: GenerationConfig | None,
+def run_estimate(lookup: TableLookup, spec: str, generation: GenerationConfig | None,
                  view: TableView, *, top_k: int, n_queries: int) -> RunCostEstimate:
-    """The cost estimate of one run, cached: it counts the tokens of every table."""
+    """The cost estimate of one run, cached: it counts the tokens of every table, so a
+    dataset on its corpus index loads in full only when an API bills the run (an unknown
+    spec raises UnknownNameError either way)."""
+    if not isinstance(lookup, Dataset) and not billed(spec, generation):
+        return RunCostEstimate(spec, generation.generator if generation else None, ())  # no lines
+    dataset = lookup if isinstance(lookup, Dataset) else load_by_name(lookup.name)
     return _run_estimate(dataset, dataset.fingerprint, spec,
                          None if generation is None else generation.to_dict(), view.to_dict(),
                          top_k, n_queries)

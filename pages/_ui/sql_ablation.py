@@ -9,7 +9,7 @@ import streamlit as st
 
 from pages._ui import jobs, resources
 from target_core.errors import TargetError
-from target_core.types import Dataset
+from target_core.types import Dataset, TableLookup
 from target_core.views.sql_ablation import SHOWN_FORMATS, load_sql_ablation, shown_table
 
 CAPTION = ("Each row is an ordinary run of the retriever and generator on the same queries "
@@ -23,11 +23,13 @@ CAPTION = ("Each row is an ordinary run of the retriever and generator on the sa
 GENERATORS = ["heuristic", "local:smollm2", "openai:gpt-4o-mini"]
 
 
-def sql_ablation_section(dataset: Dataset, retriever: str, *, top_k: int,
+def sql_ablation_section(lookup: TableLookup, retriever: str, *, top_k: int,
                          limit: int | None) -> None:
-    """The section for a text-to-SQL `dataset` at the page's retriever, top-k and sample."""
-    if dataset.task != "sql":
+    """The section for a text-to-SQL dataset at the page's retriever, top-k and sample
+    (it reads every table's context: a text-to-SQL dataset on its corpus index loads)."""
+    if lookup.task != "sql":
         return
+    dataset = lookup if isinstance(lookup, Dataset) else resources.load_by_name(lookup.name)
     st.subheader("Seed 002: text-to-SQL prompt ablation (Table 2)")
     st.caption(CAPTION)
     cols = st.columns([2, 1, 1])

@@ -22,7 +22,7 @@ from target_core.datasets import load_dataset
 from target_core.engine.ablate import Variant, ablation_configs, ablation_variants, complete_runs
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.labels import label
-from target_core.types import Dataset
+from target_core.types import TableLookup
 
 __all__ = ["AblationReport", "VariantResult", "load_ablation"]
 
@@ -110,18 +110,19 @@ class AblationReport:
                 "italic_rows": self.italic_rows(), "sensitivity": self.sensitivity()}
 
 
-def load_ablation(store: RunStore, settings: Settings, dataset: str | Dataset,
+def load_ablation(store: RunStore, settings: Settings, dataset: str | TableLookup,
                   retriever: str, *,
                   top_k: int = 10, limit: int | None = None, seed: int = 0,
                   variants: Sequence[Variant] | None = None, k: int | None = None
                   ) -> AblationReport:
     """The ablation as far as it has been run (variants not run yet have run None).
 
-    `dataset` is a name or path (as given to run), or a loaded Dataset (runs by its name).
+    `dataset` is a name or path (as given to run), or a loaded Dataset or a lookup over
+    its corpus index (runs by its name: only its name, fingerprint and queries are read).
     """
     variants = list(variants or ablation_variants())
-    data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, settings)
-    name = data.name if isinstance(dataset, Dataset) else dataset
+    data = dataset if isinstance(dataset, TableLookup) else load_dataset(dataset, settings)
+    name = data.name if isinstance(dataset, TableLookup) else dataset
     configs = ablation_configs(name, retriever, variants, top_k=top_k, limit=limit, seed=seed)
     runs = complete_runs(store, configs, data.fingerprint)
     k = k or max(c for c in RECALL_KS if c <= top_k)

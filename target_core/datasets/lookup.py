@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import mmap
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -184,6 +185,35 @@ class LazyTables(Mapping[TableKey, Table]):
     def database_count(self) -> int:
         return self.db.execute("SELECT COUNT(DISTINCT database_id) FROM spans").fetchone()[0]
 
+    def with_headers(self, headers: Iterable[Sequence[str]]) -> list[TableKey]:
+        """The keys of the tables whose header is one of `headers`, without reading the
+        corpus (what may hold the same content as a table with such a header)."""
+        wanted = list(dict.fromkeys(json.dumps(list(h)) for h in headers))
+        return [(d, t) for d, t in self.db.execute(
+            "SELECT database_id, table_id FROM spans WHERE header IN "
+            "(SELECT value FROM json_each(?)) ORDER BY line", [json.dumps(wanted)])]
+
+    def any_context(self, names: Sequence[str]) -> bool:
+        """Whether any table's context has a truthy value under one of `names`: the corpus
+        file is searched for the quoted names as bytes (one pass, no parsing), and only
+        the tables on the lines where one occurs are parsed and checked."""
+        import bisect
+
+        needles = [json.dumps(name).encode() for name in names]
+        with self.corpus.open("rb") as handle:
+            if self.corpus.stat().st_size == 0:
+                return False
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                hits = sorted({at for needle in needles for at in _find_all(data, needle)})
+        if not hits:
+            return False
+        spans = self.db.execute("SELECT offset, database_id, table_id FROM spans "
+                                "ORDER BY offset").fetchall()
+        starts = [row[0] for row in spans]
+        keys = dict.fromkeys(spans[bisect.bisect_right(starts, at) - 1][1:] for at in hits
+                             if bisect.bisect_right(starts, at))
+        return any(self[key].context.get(name) for key in keys for name in names)
+
     def tables(self) -> Iterator[Table]:
         """Every table in corpus order, the corpus read front to back (no seeks)."""
         for where, record in iter_jsonl(self.corpus):
@@ -201,6 +231,13 @@ class LazyTables(Mapping[TableKey, Table]):
                                "n_cols FROM spans ORDER BY line").fetchall()
 
 
+def _find_all(data: bytes | mmap.mmap, needle: bytes) -> Iterator[int]:
+    at = data.find(needle)
+    while at >= 0:
+        yield at
+        at = data.find(needle, at + 1)
+
+
 def table_heads(index: Mapping[TableKey, Table], keys: Iterable[TableKey]
                 ) -> Mapping[TableKey, Table | TableHead]:
     """Those of `keys` in `index` with at least their names and header: from a corpus
@@ -216,6 +253,16 @@ def tables_of(index: Mapping[TableKey, Table], keys: Iterable[TableKey]
     if isinstance(index, LazyTables):
         return index.many(keys)
     return {key: table for key in keys if (table := index.get(key)) is not None}
+
+
+def with_headers(index: Mapping[TableKey, Table], headers: Iterable[Sequence[str]]
+                 ) -> list[TableKey]:
+    """The keys of the tables of `index` whose header is one of `headers` (a corpus index
+    answers in SQL, without reading the corpus)."""
+    if isinstance(index, LazyTables):
+        return index.with_headers(headers)
+    wanted = {tuple(h) for h in headers}
+    return [key for key, table in index.items() if tuple(table.header) in wanted]
 
 
 def database_count(index: Mapping[TableKey, Table]) -> int:

@@ -26,9 +26,9 @@ from target_core.progress import Progress, no_progress
 from target_core.types import (
     DEFAULT_PROMPT_SET,
     VIEW_PRESETS,
-    Dataset,
     GenerationConfig,
     RunConfig,
+    TableLookup,
     TableView,
 )
 
@@ -145,7 +145,7 @@ def reproduce(settings: Settings, dataset: str, *, generator: str | None = None,
     return done
 
 
-def stored_reproduction(store: RunStore, dataset: Dataset, *, generator: str | None = None,
+def stored_reproduction(store: RunStore, dataset: TableLookup, *, generator: str | None = None,
                         embedder: str = "minilm", summarizer: str = "heuristic",
                         ours: bool = False,
                         limit: int | None = None, seed: int = 0
@@ -165,7 +165,7 @@ def stored_reproduction(store: RunStore, dataset: Dataset, *, generator: str | N
     return done, missing
 
 
-def launch_missing(settings: Settings, dataset: Dataset, *, generator: str | None = None,
+def launch_missing(settings: Settings, dataset: TableLookup, *, generator: str | None = None,
                    embedder: str = "minilm", summarizer: str = "heuristic", ours: bool = False,
                    limit: int | None = None, seed: int = 0,
                    prompt_set: str = DEFAULT_PROMPT_SET) -> list[Launch]:

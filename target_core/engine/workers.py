@@ -20,7 +20,7 @@ from target_core.engine.jobs import Job, JobStore
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import Cancelled, TargetError
 from target_core.progress import Progress
-from target_core.types import Dataset, RunConfig
+from target_core.types import RunConfig, TableLookup
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def start_waiting(settings: Settings) -> threading.Thread:
 
 
 def launch_run(config: RunConfig, *, settings: Settings, fresh: bool = False,
-               dataset: Dataset | None = None,
+               dataset: TableLookup | None = None,
                stores: tuple[JobStore, RunStore] | None = None, spawn: bool = True) -> Launch:
     """Launch `config` as a job. A configuration complete already is not run again
     (unless `fresh`): its run is returned. A job of the same configuration that is queued

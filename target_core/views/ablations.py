@@ -8,16 +8,18 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from target_core.analysis.ablation import AblationReport, load_ablation
+from target_core.analysis.memo import Memo
 from target_core.config import Settings
 from target_core.datasets import load_dataset
+from target_core.datasets.lookup import LazyTables
 from target_core.engine.ablate import Variant, ablation_variants, run_variants
 from target_core.engine.store import RunStore
 from target_core.progress import Progress, no_progress
-from target_core.types import Dataset
+from target_core.types import SCHEMA_CONTEXT, TableLookup
 from target_core.views.links import query_link
 
 __all__ = ["ROWS_CHOICES", "TABLE_FORMATS", "ablation_variants", "load_ablation",
-           "chosen_variants", "run_ablation", "sensitivity_frame"]
+           "chosen_variants", "has_schema_context", "run_ablation", "sensitivity_frame"]
 
 ROWS_CHOICES: dict[str, int | None] = {"all rows": None, "first 100 rows": 100,
                                        "first 10 rows": 10, "header only": 0}
@@ -36,7 +38,22 @@ def chosen_variants(rows: Sequence[str], formats: Sequence[str], *, schema: bool
                              schema=schema)
 
 
-def sensitivity_frame(report: AblationReport, dataset: Dataset, group: str) -> pd.DataFrame:
+_SCHEMA_CONTEXT: Memo[bool] = Memo(16)
+
+
+def has_schema_context(dataset: TableLookup) -> bool:
+    """Whether any table carries a schema context key (engine.ablate.has_schema_context):
+    a corpus index answers from a byte search of its corpus file and the few tables where
+    a key occurs (kept per corpus version), never loading the corpus."""
+    index = dataset.table_index
+    if isinstance(index, LazyTables):
+        return _SCHEMA_CONTEXT.get((str(index.corpus), index.corpus_fingerprint()),
+                                   lambda: index.any_context(SCHEMA_CONTEXT))
+    return any(t.context.get(key) for t in index.values() for key in SCHEMA_CONTEXT)
+
+
+def sensitivity_frame(report: AblationReport, dataset: TableLookup, group: str
+                      ) -> pd.DataFrame:
     """The queries of one sensitivity group with a link to the run that missed them."""
     run = report.missed_by(group)
     ids = report.sensitivity().get(group, [])

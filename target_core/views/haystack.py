@@ -11,11 +11,13 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from target_core.config import Settings
+from target_core.datasets.lookup import tables_of, with_headers
 from target_core.engine.ablate import complete_runs
 from target_core.engine.haystack import Haystack, distractor_pool, resolve_haystack
 from target_core.engine.store import RunRecord, RunStore
@@ -23,7 +25,7 @@ from target_core.errors import ConfigError
 from target_core.metrics.labels import label
 from target_core.metrics.retrieval import default_ks
 from target_core.progress import Progress, no_progress
-from target_core.types import Dataset, RunConfig, TableView
+from target_core.types import Dataset, RunConfig, Table, TableLookup, TableView, Task
 from target_core.views.links import run_queries_link
 
 __all__ = ["HaystackCurve", "HaystackPoint", "default_sizes", "default_sources",
@@ -55,11 +57,30 @@ def default_sizes(pool: int) -> tuple[int, ...]:
     return tuple([0] + [s for s in steps if s * 1.5 <= pool] + ([pool] if pool else []))
 
 
-def pool_size(dataset: Dataset, sources: Sequence[str], settings: Settings) -> int:
-    """How many distractors `sources` can give `dataset` (the largest N)."""
+def pool_size(dataset: TableLookup, sources: Sequence[str], settings: Settings) -> int:
+    """How many distractors `sources` can give `dataset` (the largest N). A corpus
+    index is never read in full: only its tables with a header some source table has
+    can share a source table's content (engine.haystack.distractor_pool's rule)."""
     spec = resolve_haystack(Haystack(1, tuple(sources)).spec, settings)
-    return len(distractor_pool(dataset, Haystack.parse(spec).sources, settings)[0]) if spec \
-        else 0
+    if not spec:
+        return 0
+    parsed = Haystack.parse(spec).sources
+    if isinstance(dataset, Dataset):
+        return len(distractor_pool(dataset, parsed, settings)[0])
+    pool = distractor_pool(_standing_in(dataset, ()), parsed, settings)[0]
+    near = tables_of(dataset.table_index,
+                     with_headers(dataset.table_index, {t.header for t in pool}))
+    return len(distractor_pool(_standing_in(dataset, tuple(near.values())), parsed,
+                               settings)[0])
+
+
+def _standing_in(dataset: TableLookup, tables: tuple[Table, ...]) -> Dataset:
+    """A Dataset of some of `dataset`'s tables that answers for it where distractor_pool
+    asks (its name and fingerprint)."""
+    proxy = Dataset(name=dataset.name, task=cast(Task, dataset.task), tables=tables,
+                    queries=())
+    proxy.__dict__["fingerprint"] = dataset.fingerprint  # the cached_property's slot
+    return proxy
 
 
 def default_sources(settings: Settings, dataset: str) -> list[str]:
@@ -146,7 +167,7 @@ def _differs_in_size(config: RunConfig, base: RunConfig) -> bool:
             == replace(base, haystack=None))
 
 
-def haystack_curve(store: RunStore, settings: Settings, dataset: Dataset,
+def haystack_curve(store: RunStore, settings: Settings, dataset: TableLookup,
                    retrievers: Sequence[str], sources: Sequence[str], *,
                    sizes: Sequence[int] | None = None, seed: int = 0,
                    view: TableView | None = None, top_k: int = 10, limit: int | None = None,
@@ -180,7 +201,7 @@ def haystack_curve(store: RunStore, settings: Settings, dataset: Dataset,
         points += [HaystackPoint(retriever, n, c, r)
                    for n, c, r in zip(all_sizes, configs, runs, strict=True)]
     resolved = Haystack.parse(base.haystack).sources if base.haystack else tuple(sources)
-    return HaystackCurve(name, len(dataset.tables), resolved, pool, tuple(points),
+    return HaystackCurve(name, dataset.n_tables, resolved, pool, tuple(points),
                          tuple(default_ks(top_k)))
 
 

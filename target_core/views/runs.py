@@ -12,12 +12,14 @@ from typing import Any
 import pandas as pd
 
 from target_core.config import Settings
+from target_core.costs import chat_model, paid_parts
 from target_core.engine.store import RunRecord, RunStore
 from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.metrics.tasks import RULES, task_rules
+from target_core.registry import Part
 from target_core.retrievers.llm_calls import llm_call_notes
-from target_core.types import Dataset, RunConfig
+from target_core.types import GenerationConfig, RunConfig, TableLookup
 from target_core.views.cells import as_text
 from target_core.views.links import run_queries_link
 
@@ -214,8 +216,16 @@ def made_at(when: float, now: float | None = None) -> str:
     return time.strftime("%H:%M" if same_day else "%b %d %H:%M", local)
 
 
+def billed(retriever: str, generation: GenerationConfig | None) -> bool:
+    """Whether an API bills a run of `retriever` (and `generation`): only then has its
+    cost estimate lines, which count every table's tokens. UnknownNameError for an
+    unknown retriever or generator."""
+    return bool(paid_parts(Part("retriever", retriever))
+                or (generation is not None and chat_model(generation.generator)))
+
+
 def launch_notes(configs: Sequence[RunConfig], *, settings: Settings, fresh: bool,
-                 dataset: Dataset, spawn: bool = True) -> list[tuple[str, str]]:
+                 dataset: TableLookup, spawn: bool = True) -> list[tuple[str, str]]:
     """Launch each configuration as a job; what happened, as (kind, sentence) for a page:
     an error per refused spec, a note per configuration complete already (reused), one
     success naming the jobs launched. With `spawn` False the jobs are only queued
