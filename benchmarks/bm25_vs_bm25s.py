@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.bm25_vs_bm25s --fetaqa /path/to/fetaqa-folder
     .venv/bin/python -m benchmarks.bm25_vs_bm25s --tables 100000 [--queries 1000]
+    .venv/bin/python -m benchmarks.bm25_vs_bm25s --folder DIR --rank-bm25-queries 20
 
 Same texts (TableView()'s default) and same tokens (`textproc.tokenize`) for all three:
 bm25s is given the token ids of our tokenizer (`bm25s.tokenization.Tokenized`), and
@@ -18,19 +19,24 @@ scratch folder under /tmp (`pip install --target DIR --no-deps`; numpy and scipy
 from this venv). Build times include tokenizing the corpus for every library. Peak RSS
 (resource.getrusage) is read right after the texts are made and after our build, before
 the other libraries run. Above 200,000 tables the synthetic texts are made streaming
-(only the gold tables of the queries are kept as tables).
+(only the gold tables of the queries are kept as tables); `--folder` reads a folder
+dataset's texts one table at a time (e.g. a million tables written by
+`benchmarks.scale --bm25-only --keep DIR`, at DIR/synthetic). rank-bm25 is given its
+token lists one document at a time (a generator, each token interned): at a million
+tables every list at once would not fit in memory; its build time includes interning.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import resource
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -45,7 +51,7 @@ from target_core.retrievers.bm25 import BM25Retriever
 from target_core.retrievers.tfidf import TfidfRetriever
 from target_core.serialize import table_text
 from target_core.textproc import tokenize
-from target_core.types import Table, TableView
+from target_core.types import TableView
 
 BM25S_VERSION = "0.3.16"
 SCRATCH = Path("/tmp/target-bench-bm25s")
@@ -76,18 +82,15 @@ def fetaqa_corpus(path: str) -> tuple[str, list[str], list[str]]:
             [q.query for q in dataset.queries])
 
 
-def _synthetic_tables(n_tables: int, seed: int) -> tuple[Iterator[Table],
-                                                         np.random.Generator]:
-    """make_corpus's tables one at a time, and its generator (drawn from as it goes)."""
-    rng = np.random.default_rng(seed)
-    words = synthetic.make_vocabulary(synthetic.VOCABULARY_SIZE, rng)
-    common = synthetic._Zipf(synthetic.VOCABULARY_SIZE, synthetic.ZIPF_EXPONENT)
-    topical = synthetic._Zipf(synthetic.VOCABULARY_SIZE, synthetic.ZIPF_EXPONENT,
-                              min_rank=synthetic.TOPIC_MIN_RANK)
-    headers = synthetic._Zipf(2_000, 1.2)
-    tables = (synthetic.make_table(i, rng, words, common, topical, headers)
-              for i in range(n_tables))
-    return tables, rng
+def folder_corpus(path: str) -> tuple[str, list[str], list[str]]:
+    """A folder dataset's texts, its tables read one at a time (never all as Tables)."""
+    folder = Path(path)
+    with (folder / "corpus.jsonl").open() as handle:
+        texts = [table_text(synthetic.table_from_record(json.loads(line)), TableView())
+                 for line in handle]
+    with (folder / "queries.jsonl").open() as handle:
+        queries = [json.loads(line)["query"] for line in handle]
+    return f"{folder.name} folder, {len(texts):,} tables", texts, queries
 
 
 def synthetic_corpus(n_tables: int, n_queries: int, seed: int) -> tuple[str, list[str],
@@ -98,17 +101,12 @@ def synthetic_corpus(n_tables: int, n_queries: int, seed: int) -> tuple[str, lis
     if n_tables <= STREAMING_ABOVE:
         tables, queries = synthetic.make_corpus(n_tables, n_queries, seed)
         return name, [table_text(t, TableView()) for t in tables], [q.query for q in queries]
-    made, rng = _synthetic_tables(n_tables, seed)
-    texts = [table_text(t, TableView()) for t in made]
-    gold = rng.integers(0, n_tables, n_queries)
-    wanted = set(gold.tolist())
-    again, _ = _synthetic_tables(n_tables, seed)
+    stream = synthetic.StreamedCorpus(n_tables, n_queries, seed)
+    texts = [table_text(t, TableView()) for t in stream.tables()]
+    wanted = set(stream.gold())
+    again = synthetic.StreamedCorpus(n_tables, 0, seed).tables()
     kept = {i: t for i, t in enumerate(again) if i in wanted}
-    words = synthetic.make_vocabulary(synthetic.VOCABULARY_SIZE, np.random.default_rng(seed))
-    common = synthetic._Zipf(synthetic.VOCABULARY_SIZE, synthetic.ZIPF_EXPONENT)
-    query_texts = [synthetic.make_query(j, kept[g], rng, words, common).query
-                   for j, g in enumerate(gold.tolist())]
-    return name, texts, query_texts
+    return name, texts, [q.query for q in stream.queries(kept)]
 
 
 def timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float]:
@@ -142,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--fetaqa", metavar="PATH", help="a FeTaQA folder dataset")
     source.add_argument("--tables", type=int, help="a synthetic corpus of this many tables")
+    source.add_argument("--folder", metavar="DIR", help="a folder dataset, read streaming")
     parser.add_argument("--queries", type=int, default=1_000,
                         help="synthetic queries (a real dataset uses all of its own)")
     parser.add_argument("--rank-bm25-queries", type=int, default=100,
@@ -155,6 +154,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.perf_counter()
     if args.fetaqa:
         name, texts, queries = fetaqa_corpus(args.fetaqa)
+    elif args.folder:
+        name, texts, queries = folder_corpus(args.folder)
+        queries = queries[: args.queries]
     else:
         name, texts, queries = synthetic_corpus(args.tables, args.queries, args.seed)
     rss_texts = peak_rss_mb()
@@ -201,7 +203,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ours_hits.append(hits)
     other = None  # free it before rank-bm25 builds
 
-    reference, build_reference = timed(lambda: BM25Okapi([tokenize(t) for t in texts]))
+    reference, build_reference = timed(lambda: BM25Okapi(
+        [sys.intern(token) for token in tokenize(t)] for t in texts))
     subset = queries[: args.rank_bm25_queries]
     reference_ms, verdicts, worst = [], {"same": 0, "tie": 0, "differs": 0}, 0.0
     for query, hits in zip(subset, ours_hits, strict=False):

@@ -10,7 +10,6 @@ times Streamlit's AppTest on the Overview page and on the Query page of one quer
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import tempfile
@@ -19,26 +18,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from benchmarks.synthetic import make_corpus
+from benchmarks import synthetic
 from target_core.config import PROJECT_ROOT, Settings, load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.types import RunConfig
 
 
 def write_folder(path: Path, n_tables: int, n_queries: int) -> None:
-    tables, queries = make_corpus(n_tables, n_queries)
-    path.mkdir(parents=True)
-    (path / "dataset.json").write_text(json.dumps({"name": "synthetic", "task": "qa"}))
-    with (path / "corpus.jsonl").open("w") as handle:
-        for t in tables:
-            handle.write(json.dumps({"database_id": t.database_id, "table_id": t.table_id,
-                                     "table": [list(t.header), *map(list, t.rows)],
-                                     "context": dict(t.context)}) + "\n")
-    with (path / "queries.jsonl").open("w") as handle:
-        for q in queries:
-            handle.write(json.dumps({"query_id": q.query_id, "query": q.query,
-                                     "answer": q.answer, "table_id": q.gold[0][1],
-                                     "database_id": q.database_id}) + "\n")
+    """make_corpus(n_tables, n_queries) as the folder dataset "synthetic" at `path`,
+    streamed to disk (synthetic.write_folder)."""
+    synthetic.write_folder(path, n_tables, n_queries)
 
 
 def render_seconds(page: str, params: dict[str, str], *,

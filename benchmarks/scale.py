@@ -14,11 +14,19 @@ own process so that each peak memory figure is that phase's alone:
   the first render in a fresh process (nothing cached) and the median of 3 after it.
 Targets: BM25 median query <= 20 ms, Chroma query <= 20 ms, peak memory <= 4 GB,
 pages <= 2 s.
+
+    .venv/bin/python -m benchmarks.scale --bm25-only --tables 1000000 [--keep DIR]
+
+writes the corpus (streamed), then in fresh processes: the BM25 index build alone over
+the corpus's texts (read one table at a time) with its query p50/p90, and a whole
+`python -m target_core run --retriever bm25 --limit 1000` (time, peak RSS);
+`--keep DIR` writes the corpus under DIR and leaves it there (or reuses it).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -33,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.page_render import render_seconds, write_folder
+from benchmarks.page_render import render_seconds
+from benchmarks.synthetic import write_folder
 
 MARK = "SCALE-RESULT "
 PAGES = ("overview", "query", "compare", "datasets", "failures")
@@ -87,6 +96,65 @@ def phase_lexical(workdir: Path, title: bool) -> None:
           "load_peak_mb": load_mb, "index_s": run.index_info["seconds"], "run_s": run_s,
           "query_median_ms": float(np.median(ms)), "query_p95_ms": float(np.percentile(ms, 95)),
           "recall_at_10": run.metrics.get("recall@10"), "peak_mb": peak_mb()})
+
+
+def current_mb() -> float:
+    """This process's resident memory now (VmRSS), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def phase_bm25_build(workdir: Path, n_timed: int = 1_000) -> None:
+    """BM25's index over the corpus's default-view texts (tables read one at a time), its
+    build time and peak memory, and one query at a time over the first queries."""
+    from benchmarks.synthetic import table_from_record
+    from target_core.retrievers.bm25 import BM25Retriever
+    from target_core.serialize import table_text
+    from target_core.types import TableView
+
+    folder = workdir / "synthetic"
+    started = time.perf_counter()
+    with (folder / "corpus.jsonl").open() as handle:
+        texts = [table_text(table_from_record(json.loads(line)), TableView())
+                 for line in handle]
+    texts_s, texts_mb = time.perf_counter() - started, current_mb()
+    retriever = BM25Retriever()
+    started = time.perf_counter()
+    info = retriever.index(texts, corpus_key="scale")
+    build_s, build_peak = time.perf_counter() - started, peak_mb()
+    index_mb = current_mb() - texts_mb
+    with (folder / "queries.jsonl").open() as handle:
+        queries = [json.loads(line)["query"] for line in itertools.islice(handle, n_timed)]
+    ms = []
+    for query in queries:
+        started = time.perf_counter()
+        retriever.search([query], top_k=10)
+        ms.append((time.perf_counter() - started) * 1000)
+    emit({"phase": "bm25-build", "tables": len(texts), "texts_s": texts_s,
+          "texts_mb": texts_mb, "build_s": build_s, "build_peak_mb": build_peak,
+          "index_mb": index_mb, "nonzeros": info.details["nonzeros"],
+          "vocabulary": info.details["vocabulary_size"], "queries": len(ms),
+          "query_p50_ms": float(np.percentile(ms, 50)),
+          "query_p90_ms": float(np.percentile(ms, 90)), "peak_mb": peak_mb()})
+
+
+def phase_cli_run(workdir: Path, limit: int = 1_000) -> None:
+    """A whole `python -m target_core run --retriever bm25 --limit N` in a child process:
+    wall time and the child's peak RSS."""
+    _environ(workdir)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "target_core", "run", "--dataset",
+                           "synthetic", "--retriever", "bm25", "--limit", str(limit), "--fresh",
+                           "--json"], capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode:
+        sys.exit(f"target_core run failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    run = json.loads(done.stdout)
+    emit({"phase": "cli-run", "queries": run["n_queries"], "seconds": seconds,
+          "recall_at_10": run["metrics"].get("recall@10"), "peak_mb": child})
 
 
 def phase_page(workdir: Path, page: str, runs: list[str]) -> None:
@@ -156,11 +224,38 @@ def report(results: dict[str, dict[str, Any]], tables: int, queries: int) -> lis
     return lines
 
 
+def bm25_only(tables: int, queries: int, keep: Path | None) -> list[str]:
+    """The corpus, BM25's build alone and a whole CLI run, each in a fresh process."""
+    with tempfile.TemporaryDirectory(prefix="target-scale-") as tmp:
+        workdir = keep or Path(tmp)
+        common = ["benchmarks.scale", "--workdir", str(workdir), "--tables", str(tables),
+                  "--queries", str(queries)]
+        lines = [f"load before: {Path('/proc/loadavg').read_text().strip()}"]
+        if not (workdir / "synthetic" / "queries.jsonl").is_file():
+            corpus = run_phase([*common, "--phase", "corpus"])[0]
+            lines.append(f"corpus: {corpus['seconds']:.0f} s, {corpus['corpus_mb']:,.0f} MB, "
+                         f"peak {corpus['peak_mb']:,.0f} MB")
+        build = run_phase([*common, "--phase", "bm25-build"])[0]
+        lines.append(f"{build['tables']:,} texts read in {build['texts_s']:.0f} s "
+                     f"({build['texts_mb']:,.0f} MB); bm25 build {build['build_s']:.1f} s, "
+                     f"peak {build['build_peak_mb']:,.0f} MB, index {build['index_mb']:,.0f} MB "
+                     f"({build['nonzeros']:,} weights, {build['vocabulary']:,} terms); query "
+                     f"p50 {build['query_p50_ms']:.2f} ms, p90 {build['query_p90_ms']:.2f} ms")
+        run = run_phase([*common, "--phase", "cli-run"])[0]
+        lines.append(f"target_core run, bm25, {run['queries']:,} queries: {run['seconds']:.0f} s, "
+                     f"peak {run['peak_mb']:,.0f} MB, recall@10 {run['recall_at_10']:.3f}")
+        lines.append(f"load after: {Path('/proc/loadavg').read_text().strip()}")
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=5_000)
     parser.add_argument("--skip-chroma", action="store_true")
+    parser.add_argument("--bm25-only", action="store_true",
+                        help="corpus, BM25 build alone and a whole CLI run of 1,000 queries")
+    parser.add_argument("--keep", type=Path, help="write (or reuse) the corpus in this folder")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
@@ -170,12 +265,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         "corpus": lambda: phase_corpus(args.workdir, args.tables, args.queries),
         "lexical": lambda: phase_lexical(args.workdir, title=True),
         "lexical-no-title": lambda: phase_lexical(args.workdir, title=False),
+        "bm25-build": lambda: phase_bm25_build(args.workdir),
+        "cli-run": lambda: phase_cli_run(args.workdir),
         **{f"page-{p}": (lambda p=p: phase_page(args.workdir, p, args.runs.split(",")))
            for p in PAGES}}
     if args.phase:
         phases[args.phase]()
         return
     results: dict[str, dict[str, Any]] = {}
+    if args.bm25_only:
+        print("\n".join(bm25_only(args.tables, args.queries, args.keep)))
+        return
     with tempfile.TemporaryDirectory(prefix="target-scale-") as tmp:
         common = ["benchmarks.scale", "--workdir", tmp, "--tables", str(args.tables),
                   "--queries", str(args.queries)]

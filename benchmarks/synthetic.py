@@ -8,13 +8,19 @@ a cell value of its gold table and, usually, a topic word, padded with a common 
 lexical retrievers find most gold tables, but not all, as on real data.
 
     tables, queries = make_corpus(10_000, 1_000, seed=0)   # a few seconds
+    write_folder(Path("/tmp/synthetic"), 1_000_000, 5_000)  # the same, streamed to disk
 
-The same arguments always give the same corpus (numpy's PCG64 generator).
+The same arguments always give the same corpus (numpy's PCG64 generator), in memory or
+streamed: `StreamedCorpus` makes the tables one at a time, then the queries from the
+gold tables it is handed back, so a folder of a million tables is written holding one
+table (and the few thousand gold ones) at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -140,16 +146,86 @@ def make_query(index: int, table: Table, rng: np.random.Generator,
                  answer=row[answer_column], gold=(table.key,), database_id=DATABASE_ID)
 
 
+class StreamedCorpus:
+    """make_corpus's corpus made piecewise: iterate `tables()` to its end, then `queries`
+    with the tables at `gold()` (the same Table values, e.g. read back from disk)."""
+
+    def __init__(self, n_tables: int, n_queries: int, seed: int = 0) -> None:
+        self.n_tables, self.n_queries = n_tables, n_queries
+        self.rng = np.random.default_rng(seed)
+        self.words = make_vocabulary(VOCABULARY_SIZE, self.rng)
+        self.common = _Zipf(VOCABULARY_SIZE, ZIPF_EXPONENT)
+        self.topical = _Zipf(VOCABULARY_SIZE, ZIPF_EXPONENT, min_rank=TOPIC_MIN_RANK)
+        self.headers = _Zipf(2_000, 1.2)  # column names repeat across tables: "name", "year"
+        self._gold: list[int] | None = None
+
+    def tables(self) -> Iterator[Table]:
+        for i in range(self.n_tables):
+            yield make_table(i, self.rng, self.words, self.common, self.topical, self.headers)
+
+    def gold(self) -> list[int]:
+        """Each query's gold table (by index), drawn once all tables are made."""
+        if self._gold is None:
+            self._gold = (self.rng.integers(0, self.n_tables, self.n_queries).tolist()
+                          if self.n_tables else [])
+        return self._gold
+
+    def queries(self, tables: Mapping[int, Table]) -> list[Query]:
+        """The queries, given at least the gold tables by index."""
+        return [make_query(j, tables[g], self.rng, self.words, self.common)
+                for j, g in enumerate(self.gold())]
+
+
 def make_corpus(n_tables: int, n_queries: int, seed: int = 0) -> tuple[list[Table], list[Query]]:
     """`n_tables` tables and `n_queries` queries, each query with one gold table."""
-    rng = np.random.default_rng(seed)
-    words = make_vocabulary(VOCABULARY_SIZE, rng)
-    common = _Zipf(VOCABULARY_SIZE, ZIPF_EXPONENT)
-    topical = _Zipf(VOCABULARY_SIZE, ZIPF_EXPONENT, min_rank=TOPIC_MIN_RANK)
-    headers = _Zipf(2_000, 1.2)  # column names repeat across tables: "name", "year"...
-    tables = [make_table(i, rng, words, common, topical, headers) for i in range(n_tables)]
-    if n_tables == 0:
-        return tables, []
-    gold = rng.integers(0, n_tables, n_queries)
-    queries = [make_query(j, tables[g], rng, words, common) for j, g in enumerate(gold)]
-    return tables, queries
+    stream = StreamedCorpus(n_tables, n_queries, seed)
+    tables = list(stream.tables())
+    return tables, stream.queries(dict(enumerate(tables)))
+
+
+WRITE_CHUNK = 1_000
+"""Tables serialized between two writes of the streamed folder."""
+
+
+def table_record(table: Table) -> dict[str, object]:
+    """A table as one line of a folder dataset's corpus.jsonl."""
+    return {"database_id": table.database_id, "table_id": table.table_id,
+            "table": [list(table.header), *map(list, table.rows)],
+            "context": dict(table.context)}
+
+
+def table_from_record(record: dict[str, object]) -> Table:
+    """The Table of one corpus.jsonl line written by write_folder (table_record)."""
+    header, *rows = record["table"]  # type: ignore[misc]
+    return Table(database_id=str(record["database_id"]), table_id=str(record["table_id"]),
+                 header=tuple(header), rows=tuple(map(tuple, rows)),
+                 context=dict(record["context"]))  # type: ignore[call-overload]
+
+
+def write_folder(path: Path, n_tables: int, n_queries: int, seed: int = 0) -> None:
+    """make_corpus(n_tables, n_queries, seed) as a folder dataset ("synthetic") at `path`
+    (created), streamed: tables are written a chunk at a time and the gold tables read
+    back from the file for the queries, so memory does not grow with `n_tables`."""
+    stream = StreamedCorpus(n_tables, n_queries, seed)
+    path.mkdir(parents=True)
+    (path / "dataset.json").write_text(json.dumps({"name": "synthetic", "task": "qa"}))
+    corpus = path / "corpus.jsonl"
+    with corpus.open("w") as handle:
+        lines: list[str] = []
+        for table in stream.tables():
+            lines.append(json.dumps(table_record(table)) + "\n")
+            if len(lines) >= WRITE_CHUNK:
+                handle.write("".join(lines))
+                lines = []
+        handle.write("".join(lines))
+    wanted = set(stream.gold())
+    gold: dict[int, Table] = {}
+    with corpus.open() as handle:
+        for i, line in enumerate(handle):
+            if i in wanted:
+                gold[i] = table_from_record(json.loads(line))
+    with (path / "queries.jsonl").open("w") as handle:
+        for q in stream.queries(gold):
+            handle.write(json.dumps({"query_id": q.query_id, "query": q.query,
+                                     "answer": q.answer, "table_id": q.gold[0][1],
+                                     "database_id": q.database_id}) + "\n")

@@ -135,3 +135,32 @@ def test_a_reused_corpus_key_never_loads_other_texts(tmp_path) -> None:
     info = again.index(second, corpus_key="same")
     assert info.details["index_cache"] != "loaded from cache"
     assert again.search(["epsilon"], top_k=2)[0][0][0] == 1
+
+
+def test_a_build_in_small_chunks_and_blocks_gives_rank_bm25s_scores(
+        corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The streaming build (texts a chunk at a time, weights a block of terms at a time,
+    int32 document ids) stores the same weights, bit for bit, however the work is cut:
+    rank-bm25's scores (to its math.log's last bit)."""
+    from rank_bm25 import BM25Okapi
+
+    from target_core.retrievers import bm25
+    from target_core.textproc import tokenize
+
+    texts, queries = corpus
+    texts = [*texts[:300], "", "the of and", *texts[300:400]]  # texts with no term too
+    whole = BM25Retriever()
+    whole.index(texts, corpus_key="whole")
+    monkeypatch.setattr(bm25, "PROGRESS_EVERY", 7)
+    monkeypatch.setattr(bm25, "WEIGHT_BLOCK", 5)
+    cut = BM25Retriever()
+    cut.index(texts, corpus_key="cut")
+    assert cut._postings is not None and whole._postings is not None
+    assert cut._postings.indices.dtype == np.int32
+    for name in ("indptr", "indices", "data", "row_max"):
+        np.testing.assert_array_equal(getattr(cut._postings, name),
+                                      getattr(whole._postings, name))
+    reference = BM25Okapi([tokenize(t) for t in texts])
+    for query in queries[:15]:
+        np.testing.assert_allclose(cut.scores(query), reference.get_scores(tokenize(query)),
+                                   rtol=1e-12, atol=0, err_msg=query)

@@ -259,6 +259,8 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
         calls.enforce(settings.max_failed_generations)
     fingerprint = texts_fingerprint(texts)
     info = retriever.index(texts, corpus_key=fingerprint, progress=progress)
+    example = texts[0][:4000] if texts else ""
+    del texts  # indexed: at a million tables the list is 1.3 GB the queries do not need
     keys = [t.key for t in tables]
     position = {key: i for i, key in enumerate(keys)}
     details = (dict(info.details) | retriever.tune_on_gold(queries, position)
@@ -273,7 +275,7 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
     if dataset.chunking:  # documents cut into passages: how, recorded with the run
         details["chunking"] = dataset.chunking
     store.record_index(run.run_id, text_fingerprint=fingerprint,
-                       text_example=texts[0][:4000] if texts else "",
+                       text_example=example,
                        index_info={"n_texts": info.n_texts, "seconds": round(info.seconds, 4),
                                    **details})
     for calls in llm_calls:  # HySE's tables: judged before any query is searched and stored

@@ -48,6 +48,31 @@ from target_core.textproc import TOKENIZER_VERSION, tokenize
 PROGRESS_EVERY = 1000
 """Documents tokenized between two progress reports (and per chunk of an index build)."""
 
+
+WEIGHT_BLOCK = 1 << 22
+"""Stored weights computed together (a block of whole terms): bounds the temporaries."""
+
+
+def _drain(chunks: list[np.ndarray]) -> np.ndarray:
+    """The chunks concatenated, each freed (removed from `chunks`) once copied."""
+    out = np.empty(sum(c.size for c in chunks), dtype=chunks[0].dtype if chunks
+                   else np.int32)
+    at = 0
+    chunks.reverse()
+    while chunks:
+        chunk = chunks.pop()
+        out[at:at + chunk.size] = chunk
+        at += chunk.size
+    return out
+
+
+def _blocks(indptr: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """Runs of whole rows [low, high) of a CSR `indptr`, about `size` entries each."""
+    n_rows = indptr.size - 1
+    cuts = np.searchsorted(indptr, np.arange(0, int(indptr[-1]), size), side="right") - 1
+    bounds = sorted(set(np.clip(cuts, 0, n_rows).tolist()) | {0, n_rows})
+    return [(low, high) for low, high in itertools.pairwise(bounds) if high > low]
+
 def tokenize_all(texts: Sequence[str], progress: Progress, what: str) -> list[list[str]]:
     """Tokenize every text, reporting progress every PROGRESS_EVERY texts."""
     total = len(texts)
@@ -139,14 +164,20 @@ class BM25Retriever(LexicalScoring):
 
     def _build(self, texts: Sequence[str], progress: Progress
                ) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, float]]:
-        """The weight matrix's arrays, the vocabulary (term -> row) and avgdl."""
+        """The weight matrix's arrays, the vocabulary (term -> row) and avgdl.
+
+        Memory stays near 8 bytes per stored (term, text) pair plus the weights' 8: each
+        chunk of texts keeps only its distinct terms and their counts (int32), the chunks
+        are copied into one text-major matrix (each freed as it is copied), turned
+        term-major by scipy in C, and the weights are computed a block of terms at a time."""
         total = len(texts)
         # a new term gets the next row as it is first looked up (the fastest way to map
         # tokens to ids in CPython: one C-level lookup per token)
         vocabulary: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         lookup = vocabulary.__getitem__
         lengths = np.zeros(total, dtype=np.int64)
-        pair_terms, pair_docs, pair_tf = [], [], []
+        per_text = np.zeros(total + 1, dtype=np.int64)  # distinct terms of each text
+        chunk_terms, chunk_tf = [], []
         for first in range(0, total, PROGRESS_EVERY):
             ids: list[int] = []
             for at, text in enumerate(texts[first:first + PROGRESS_EVERY], start=first):
@@ -154,38 +185,43 @@ class BM25Retriever(LexicalScoring):
                 lengths[at] = len(tokens)
                 ids.extend(map(lookup, tokens))
             chunk = lengths[first:first + PROGRESS_EVERY]
-            docs = np.repeat(np.arange(first, first + chunk.size, dtype=np.int64), chunk)
-            # one entry per (document, term) with its count, document-major
+            docs = np.repeat(np.arange(chunk.size, dtype=np.int64), chunk)
+            # one entry per (text, term) with its count, text-major, terms ascending
             pairs, tf = np.unique((docs << 32) | np.array(ids, dtype=np.int64),
                                   return_counts=True)
-            pair_docs.append((pairs >> 32).astype(np.int32))
-            pair_terms.append((pairs & 0xFFFFFFFF).astype(np.int32))
-            pair_tf.append(tf.astype(np.int32))
+            per_text[first + 1:first + 1 + chunk.size] = np.bincount(pairs >> 32,
+                                                                     minlength=chunk.size)
+            chunk_terms.append((pairs & 0xFFFFFFFF).astype(np.int32))
+            chunk_tf.append(tf.astype(np.int32))
             if first + PROGRESS_EVERY < total:
                 progress(first + PROGRESS_EVERY, total, "tokenized")
         vocabulary.default_factory = None  # from now on an unknown term is just unknown
         n_terms = len(vocabulary)
-        counts = sparse.csr_matrix(
-            (np.concatenate(pair_tf) if pair_tf else np.zeros(0, dtype=np.int32),
-             (np.concatenate(pair_terms) if pair_terms else np.zeros(0, dtype=np.int32),
-              np.concatenate(pair_docs) if pair_docs else np.zeros(0, dtype=np.int32))),
-            shape=(n_terms, total))
-        del pair_terms, pair_docs, pair_tf
-        counts.sort_indices()  # already sorted (document-major input); checks it
-        doc_freq = np.diff(counts.indptr)
+        np.cumsum(per_text, out=per_text)
+        by_text = sparse.csr_matrix((_drain(chunk_tf), _drain(chunk_terms), per_text),
+                                    shape=(total, n_terms))
+        counts = by_text.tocsc()  # term-major: texts ascending within each term
+        del by_text
+        indptr = counts.indptr.astype(np.int64)
+        indices = counts.indices.astype(np.int32, copy=False)
+        tf_counts = counts.data
+        del counts
+        doc_freq = np.diff(indptr)
         idf = self._idf(doc_freq, total)
-        tf = counts.data.astype(np.float64)
-        rows = np.repeat(np.arange(n_terms), doc_freq)
-        doc_len = lengths[counts.indices].astype(np.float64)
         avgdl = lengths.sum() / total if total else 0.0
-        # the same expression, in the same order, as rank-bm25's get_scores
-        weights = idf[rows] * (tf * (self.k1 + 1) / (
-            tf + self.k1 * (1 - self.b + self.b * doc_len / avgdl))) if tf.size else tf
-        arrays = {"indptr": counts.indptr.astype(np.int64),
-                  "indices": counts.indices.astype(np.intp), "weights": weights,
-                  "tf": counts.data.astype(np.int32), "idf": idf, "lengths": lengths}
+        weights = np.empty(tf_counts.size)
+        for low, high in _blocks(indptr, WEIGHT_BLOCK):
+            start, end = indptr[low], indptr[high]
+            tf = tf_counts[start:end].astype(np.float64)
+            doc_len = lengths[indices[start:end]].astype(np.float64)
+            # the same expression, in the same order, as rank-bm25's get_scores
+            weights[start:end] = np.repeat(idf[low:high], doc_freq[low:high]) * (
+                tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * doc_len / avgdl)))
+        arrays: dict[str, np.ndarray] = {"indptr": indptr, "indices": indices,
+                                         "weights": weights, "tf": tf_counts,
+                                         "idf": idf, "lengths": lengths}
         if weights.size and weights.min() >= 0:  # rank-bm25's floor can be negative
-            arrays["row_max"] = np.maximum.reduceat(weights, counts.indptr[:-1])
+            arrays["row_max"] = np.maximum.reduceat(weights, indptr[:-1])
         return arrays, vocabulary, {"avgdl": float(avgdl)}
 
     def _idf(self, doc_freq: np.ndarray, n_docs: int) -> np.ndarray:
