@@ -26,7 +26,7 @@ from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 
 def timed(work: Callable[[], Any]) -> tuple[Any, float]:

@@ -23,8 +23,8 @@ from target_core.retrievers.base import Hits, top_k_hits
 from target_core.retrievers.bm25 import BM25Retriever
 from target_core.retrievers.tfidf import TfidfRetriever
 from target_core.serialize import table_text
+from target_core.table_view import TableView
 from target_core.textproc import tokenize
-from target_core.types import TableView
 
 TOP_K = 10
 

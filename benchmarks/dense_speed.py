@@ -49,7 +49,8 @@ def _environ(workdir: Path) -> None:
 
 
 def _config(retriever: str = RETRIEVER) -> object:
-    from target_core.types import RunConfig, TableView
+    from target_core.run_config import RunConfig
+    from target_core.table_view import TableView
 
     return RunConfig("synthetic", retriever, TableView.preset(VIEW))
 
@@ -116,7 +117,7 @@ def profile(n: int = 200) -> dict[str, tuple[float, float]]:
     from target_core.retrievers import build_retriever
     from target_core.retrievers.dense import DenseRetriever
     from target_core.serialize import table_text, texts_fingerprint
-    from target_core.types import TableView
+    from target_core.table_view import TableView
 
     settings = load_settings()
     dataset = load_dataset("synthetic", settings)

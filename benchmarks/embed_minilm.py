@@ -26,7 +26,7 @@ from benchmarks.synthetic import make_corpus
 from target_core.embeddings import minilm_onnx
 from target_core.embeddings.minilm import DEFAULT_BATCH_TOKENS, MiniLMEmbedder
 from target_core.serialize import table_text
-from target_core.types import TableView
+from target_core.table_view import TableView
 
 SETTINGS = ((1, 1), (1, 2), (2, 1))  # (workers, blas threads)
 QUERY = "what is the population of the largest city in brazil"

@@ -31,8 +31,9 @@ from target_core.config import Settings, load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.types import RunConfig, TableView
-from target_core.views.embedding_map import category_map_view, query_map_view
+from target_core.read_models.embedding_map import category_map_view, query_map_view
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
 
 
 def seconds(work: Callable[[], object]) -> float:

@@ -27,7 +27,8 @@ from target_core.retrievers.dense import DenseRetriever
 from target_core.retrievers.fusion import Fusion, fuse
 from target_core.retrievers.hybrid import DEFAULT_FUSION, best_weight
 from target_core.serialize import table_text, texts_fingerprint
-from target_core.types import Dataset, Query, TableView
+from target_core.table_view import TableView
+from target_core.types import Dataset, Query
 
 DEMO_SETS = ("demo-qa", "demo-fact", "demo-sql")
 WEAK_VIEWS = (("demo-sql", "header-only"), ("demo-qa", "no-title"))

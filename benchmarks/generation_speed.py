@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -25,7 +25,7 @@ from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.llm.llama_server import ServerOptions
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 _START = """
 import time

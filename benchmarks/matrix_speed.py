@@ -25,8 +25,8 @@ from benchmarks.analysis_speed import median_seconds
 from target_core.config import PROJECT_ROOT, load_settings
 from target_core.datasets import open_lookup
 from target_core.engine.store import QueryResult, RunStore
-from target_core.types import RunConfig
-from target_core.views.matrix import matrix_choices, run_matrix
+from target_core.read_models.matrix import matrix_choices, run_matrix
+from target_core.run_config import RunConfig
 
 N_TABLES = 500
 LEVELS = ("easy", "medium", "hard", "extra")

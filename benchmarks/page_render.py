@@ -21,7 +21,7 @@ from pathlib import Path
 from benchmarks import synthetic
 from target_core.config import PROJECT_ROOT, Settings, load_settings
 from target_core.engine.runner import run_retrieval
-from target_core.types import RunConfig
+from target_core.run_config import RunConfig
 
 
 def write_folder(path: Path, n_tables: int, n_queries: int) -> None:

@@ -29,7 +29,8 @@ from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.types import RunConfig, TableView
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
 
 RETRIEVERS = (("bm25", TableView()), ("tfidf", TableView()),
               ("ottqa:bm25", TableView.preset("ottqa-notitle")),

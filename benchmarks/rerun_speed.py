@@ -19,7 +19,8 @@ from collections.abc import Sequence
 
 from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
-from target_core.types import RunConfig, TableView
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
 
 
 def timed_run(config: RunConfig, workspace: str) -> tuple[float, float, dict]:

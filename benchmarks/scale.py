@@ -78,7 +78,8 @@ def phase_lexical(workdir: Path, title: bool) -> None:
     from target_core.datasets import load_dataset
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import RunConfig, TableView
+    from target_core.run_config import RunConfig
+    from target_core.table_view import TableView
 
     settings = load_settings()
     started = time.perf_counter()
@@ -112,7 +113,7 @@ def phase_bm25_build(workdir: Path, n_timed: int = 1_000) -> None:
     from benchmarks.synthetic import table_from_record
     from target_core.retrievers.bm25 import BM25Retriever
     from target_core.serialize import table_text
-    from target_core.types import TableView
+    from target_core.table_view import TableView
 
     folder = workdir / "synthetic"
     started = time.perf_counter()

@@ -18,9 +18,7 @@ from pages._ui.text import plain
 from target_core.analysis.failure_figures import ablation_bars
 from target_core.engine.ablate import SCHEMA_VARIANT, ablation_configs
 from target_core.errors import TargetError
-from target_core.retrievers import EXAMPLE_SPECS, split_spec
-from target_core.types import FORMATS, TEXT_FORMATS
-from target_core.views.ablations import (
+from target_core.read_models.ablations import (
     ROWS_CHOICES,
     TABLE_FORMATS,
     chosen_variants,
@@ -28,7 +26,9 @@ from target_core.views.ablations import (
     load_ablation,
     sensitivity_frame,
 )
-from target_core.views.params import unknown_message
+from target_core.read_models.params import unknown_message
+from target_core.retrievers import EXAMPLE_SPECS, split_spec
+from target_core.table_view import FORMATS, TEXT_FORMATS
 
 shell.frame()
 st.title("Ablations")

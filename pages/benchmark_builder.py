@@ -22,7 +22,7 @@ from target_core.benchgen.export import export_draft
 from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, load_templates
 from target_core.engine.jobs import JobStore
 from target_core.errors import TargetError
-from target_core.views.benchmark import (
+from target_core.read_models.benchmark import (
     PAPER_ACCEPTANCE,
     TAB_REVIEW,
     automatically_passed,
@@ -39,7 +39,7 @@ from target_core.views.benchmark import (
     sql_dataset_names,
     template_databases,
 )
-from target_core.views.params import ParamError, check_choice
+from target_core.read_models.params import ParamError, check_choice
 
 shell.frame()
 st.title("Benchmark builder")

@@ -18,7 +18,7 @@ from target_core.analysis.report import (
 )
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
-from target_core.views.compare import (
+from target_core.read_models.compare import (
     QUALITY_METRICS,
     CompareChoices,
     compare_choices,
@@ -28,7 +28,7 @@ from target_core.views.compare import (
     quality_metrics,
     quality_scatter,
 )
-from target_core.views.params import ParamError, check_choice, parse_int
+from target_core.read_models.params import ParamError, check_choice, parse_int
 
 
 def check_link(choices: CompareChoices, dataset: str | None, run_ids: list[str],

@@ -16,7 +16,7 @@ from target_core.analysis.failures import CATEGORIES
 from target_core.engine.notes import notes
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
-from target_core.views.failures import (
+from target_core.read_models.failures import (
     aggregates_view,
     attribution_view,
     cases_frame,
@@ -25,8 +25,8 @@ from target_core.views.failures import (
     present_categories,
     window_share,
 )
-from target_core.views.probe import notes_by_query
-from target_core.views.runs import failed_banner, runs_with_results
+from target_core.read_models.probe import notes_by_query
+from target_core.read_models.runs import failed_banner, runs_with_results
 
 shell.frame()
 st.title("Failures")

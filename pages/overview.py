@@ -14,7 +14,7 @@ from target_core.analysis.significance import VsBest
 from target_core.engine.reproduce import launch_missing, stored_reproduction
 from target_core.engine.store import RunRecord
 from target_core.errors import TargetError
-from target_core.views.overview import (
+from target_core.read_models.overview import (
     complete_runs,
     curves_view,
     dataset_table,
@@ -30,7 +30,7 @@ from target_core.views.overview import (
     split_answer_extras,
     text_widths,
 )
-from target_core.views.reproduce import (
+from target_core.read_models.reproduce import (
     REPRODUCTION_FORMATS,
     corpus_note,
     default_dataset,
@@ -47,7 +47,7 @@ def _vs_best(workspace: str, run_ids: tuple[str, ...]) -> dict[str, VsBest]:
 
 
 def leaderboard_columns(widths: dict[str, int]) -> dict[str, Any]:
-    """Widths that show every label and verdict whole (views.overview.text_widths)."""
+    """Widths that show every label and verdict whole (read_models.overview.text_widths)."""
     width = widths.__getitem__
     config: dict[str, Any] = {
         c: st.column_config.TextColumn(c, width=width(c)) for c in ("retriever", "view")}

@@ -19,13 +19,12 @@ from target_core.datasets.chunking import is_passage, passage_text
 from target_core.engine.haystack import with_distractors
 from target_core.errors import TargetError
 from target_core.metrics.tasks import FAILURE_RULE
-from target_core.types import parse_table_ref
-from target_core.views.answer import answer_view
-from target_core.views.explain_dense import render_dense
-from target_core.views.explain_lexical import render_lexical
-from target_core.views.explain_sql import render_sql
-from target_core.views.matched_rows import is_rows_run, matched_rows_view
-from target_core.views.query import (
+from target_core.read_models.answer import answer_view
+from target_core.read_models.explain_dense import render_dense
+from target_core.read_models.explain_lexical import render_lexical
+from target_core.read_models.explain_sql import render_sql
+from target_core.read_models.matched_rows import is_rows_run, matched_rows_view
+from target_core.read_models.query import (
     highlighted_table,
     matched_terms,
     outcome_view,
@@ -34,7 +33,8 @@ from target_core.views.query import (
     query_flags,
     query_terms,
 )
-from target_core.views.runs import failed_banner, runs_with_results
+from target_core.read_models.runs import failed_banner, runs_with_results
+from target_core.types import parse_table_ref
 
 shell.frame()
 store = resources.store()

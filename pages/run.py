@@ -23,22 +23,22 @@ from target_core.generators import GENERATORS, generator_note
 from target_core.generators.prompts import PROMPT_SETS
 from target_core.metrics.labels import definition
 from target_core.metrics.tasks import ANSWER_TASKS
+from target_core.read_models.params import ParamError, check_choice, parse_int, unknown_message
+from target_core.read_models.runs import (
+    answers_label,
+    failed_notes,
+    fallback_notes,
+    launch_notes,
+    runs_table,
+)
 from target_core.retrievers import EXAMPLE_SPECS, split_spec
-from target_core.types import (
+from target_core.run_config import (
     CONTEXT_MODES,
     DEFAULT_PROMPT_SET,
     DEFAULT_TOKEN_BUDGET,
     SQL_SCHEMAS,
     GenerationConfig,
     RunConfig,
-)
-from target_core.views.params import ParamError, check_choice, parse_int, unknown_message
-from target_core.views.runs import (
-    answers_label,
-    failed_notes,
-    fallback_notes,
-    launch_notes,
-    runs_table,
 )
 
 shell.frame()

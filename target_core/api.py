@@ -9,7 +9,7 @@
     api.compare(run_a, run_b)                       # `compare RUN_A RUN_B`
     api.failures(record.run_id)                     # `failures RUN_ID`
 
-Each function calls what its command calls (datasets/, engine/, analysis/, views/) and
+Each function calls what its command calls (datasets/, engine/, analysis/, read_models/) and
 adds no rule of its own. `workspace` is the CLI's --workspace: None means
 TARGET_WORKSPACE, else the default workspace (config.DEFAULT_WORKSPACE). Errors are the
 CLI's too: a TargetError subclass whose message names the value. docs/api.md has the
@@ -78,8 +78,8 @@ def run(dataset: str, retriever: str, *, top_k: int = 10, view: str | TableView 
     returned with status "failed" and its reason in `error`.
     """
     from target_core.engine.runner import run_retrieval
+    from target_core.run_config import GenerationConfig, RunConfig
     from target_core.table_view import TableView
-    from target_core.types import GenerationConfig, RunConfig
 
     generation = (GenerationConfig(generator=generator, context=context, context_k=context_k)
                   if generator else None)
@@ -92,7 +92,7 @@ def run(dataset: str, retriever: str, *, top_k: int = 10, view: str | TableView 
 def runs(dataset: str | None = None, *, workspace: Workspace = None) -> pd.DataFrame:
     """`runs`: every stored run (on `dataset`'s content, by any of its names), newest
     first, with its headline numbers: the Run page's columns."""
-    from target_core.views.runs import dataset_runs, runs_frame
+    from target_core.read_models.runs import dataset_runs, runs_frame
 
     settings = load_settings(workspace)
     return runs_frame(dataset_runs(_store(settings), dataset, settings))
@@ -109,7 +109,7 @@ def queries(run_id: str, *, k: int | None = None, workspace: Workspace = None
     gold_ranks, last_gold_rank, `failed` (a gold table not within the first k; default
     k: the run's top_k), ranked ([database_id, table_id, score] in rank order), the
     generated answer's fields, then one column per per-query metric (recall@10, mrr, ...)."""
-    from target_core.views.runs import queries_frame, query_rows
+    from target_core.read_models.runs import queries_frame, query_rows
 
     store = _store(load_settings(workspace))
     record = store.get_run(run_id)

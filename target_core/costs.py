@@ -29,9 +29,11 @@ from target_core.embeddings.openai_embedder import MODEL_MAX_TOKENS
 from target_core.generators import GENERATORS
 from target_core.registry import Part, Registry
 from target_core.retrievers import RETRIEVERS
+from target_core.run_config import GenerationConfig
 from target_core.serialize import table_text
+from target_core.table_view import TableView
 from target_core.tokens import TokenCounter, get_counter
-from target_core.types import Dataset, GenerationConfig, TableView
+from target_core.types import Dataset
 
 EMBEDDING_PRICE_PER_MILLION = {"text-embedding-3-small": 0.02,
                                "text-embedding-3-large": 0.13,

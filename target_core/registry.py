@@ -115,7 +115,7 @@ class Entry(Generic[T]):
     embedding map may borrow its vectors (analysis/embedding_map.py)."""
     scores_rows: bool = False
     """A table is scored by its best row, and the run keeps which row matched (rows:
-    the Query page shows the matched rows, views/matched_rows.py)."""
+    the Query page shows the matched rows, read_models/matched_rows.py)."""
     self_contained: bool = False
     """Building a spec of this family needs nothing from outside this package: no API
     key, server, model file named by the spec or user code (the spec's parts must be

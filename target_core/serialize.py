@@ -32,7 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from target_core.datasets.chunking import is_passage, passage_text
-from target_core.types import Cell, Table, TableView
+from target_core.table_view import TableView
+from target_core.types import Cell, Table
 
 
 def cell_text(value: Cell) -> str:

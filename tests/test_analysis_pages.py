@@ -11,7 +11,8 @@ from jobs_support import wait_for_jobs
 
 from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
-from target_core.types import GenerationConfig, RunConfig, TableView
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.table_view import TableView
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,7 +63,7 @@ def test_failures_page_counts_explain_each_other(app) -> None:
     the top table only, k = 1), captioned "among the table"; nothing said why."""
     from target_core.datasets import load_dataset
     from target_core.engine.store import RunStore
-    from target_core.views.failures import attribution_view, failures_report
+    from target_core.read_models.failures import attribution_view, failures_report
 
     start, settings = app
     run_id = _run(settings, dataset="demo-sql", retriever="bm25", limit=60,

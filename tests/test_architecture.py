@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "target_core"
 
 FLOORS: tuple[str, ...] = (
-    "errors", "table_view", "types", "config", "progress", "registry", "pyclass", "tokens",
-    "textproc", "sql", "datasets", "serialize", "metrics", "llm", "vectorstore",
-    "embeddings", "generators", "retrievers", "costs", "engine", "benchgen", "analysis",
-    "views", "api", "cli", "__main__")
+    "errors", "table_view", "types", "run_config", "config", "progress", "registry",
+    "pyclass", "tokens", "textproc", "sql", "datasets", "serialize", "metrics", "llm",
+    "vectorstore", "embeddings", "generators", "retrievers", "costs", "engine", "benchgen",
+    "analysis", "read_models", "api", "cli", "__main__")
 """Every top-level module and package of target_core, lowest first: each imports only
 names before it (and itself). sql sits under datasets because the Spider and TARGET
 loaders read gold tables from gold SQL; llm is the one door to LLM servers, below every
@@ -152,8 +152,8 @@ def library_imports_of_the_app(sources: Mapping[str, str]) -> list[str]:
                   if target.split(".")[0] in ("streamlit", "pages", "app"))
 
 
-PAGE_MAY_IMPORT = ("target_core.views", "target_core.types", "target_core.table_view",
-                   "target_core.errors", "pages._ui")
+PAGE_MAY_IMPORT = ("target_core.read_models", "target_core.types", "target_core.table_view",
+                   "target_core.run_config", "target_core.errors", "pages._ui")
 """What a page (and its UI glue) may import of this project: read models, the types they
 hand over, errors, and the glue itself. Launching work goes through read models' command
 side too, never straight into engine/, analysis/ or benchgen/."""
@@ -221,24 +221,25 @@ RUNS_WORK = ("target_core.engine.runner", "target_core.engine.workers",
 """Modules whose import means launching or running work (runs, jobs, retrievers)."""
 
 TODO_VIEWS_RUNNING = {
-    "target_core.views.ablations": {"target_core.engine.ablate"},
-    "target_core.views.answer": {"target_core.engine.judge"},
-    "target_core.views.embedding_map": {"target_core.engine.haystack"},
-    "target_core.views.haystack": {"target_core.engine.ablate", "target_core.engine.haystack",
+    "target_core.read_models.ablations": {"target_core.engine.ablate"},
+    "target_core.read_models.answer": {"target_core.engine.judge"},
+    "target_core.read_models.embedding_map": {"target_core.engine.haystack"},
+    "target_core.read_models.haystack": {"target_core.engine.ablate", "target_core.engine.haystack",
                                    "target_core.engine.runner"},
-    "target_core.views.home": {"target_core.engine.workers"},
-    "target_core.views.matched_rows": {"target_core.engine.reopen", "target_core.retrievers",
+    "target_core.read_models.home": {"target_core.engine.workers"},
+    "target_core.read_models.matched_rows": {"target_core.engine.reopen", "target_core.retrievers",
                                        "target_core.retrievers.rows"},
-    "target_core.views.query": {"target_core.engine.haystack"},
-    "target_core.views.reproduce": {"target_core.engine.reproduce"},
-    "target_core.views.runs": {"target_core.engine.workers", "target_core.retrievers.llm_calls"},
-    "target_core.views.sql_ablation": {"target_core.engine.sql_ablate"},
+    "target_core.read_models.query": {"target_core.engine.haystack"},
+    "target_core.read_models.reproduce": {"target_core.engine.reproduce"},
+    "target_core.read_models.runs": {"target_core.engine.workers",
+                                     "target_core.retrievers.llm_calls"},
+    "target_core.read_models.sql_ablation": {"target_core.engine.sql_ablate"},
 }
 """Read models that still launch or run work (issue 30): the list may only shrink."""
 
 
 def running_read_models(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
-    return {m: bad for m, targets in graph.items() if _top(m) == "views"
+    return {m: bad for m, targets in graph.items() if _top(m) == "read_models"
             if (bad := {t for t in targets
                         if any(t == r or t.startswith(r + ".") for r in RUNS_WORK)})}
 
@@ -310,10 +311,10 @@ def test_probe_upward_relative_import() -> None:
 def test_probe_dynamic_imports() -> None:
     source = ("import importlib\n"
               "def f():\n"
-              "    importlib.import_module('target_core.views.home')\n"
+              "    importlib.import_module('target_core.read_models.home')\n"
               "    return importlib.import_module(f'target_core.analysis.{x}')\n")
     found = imports_of("target_core.sql.gold", source)
-    assert {"target_core.views.home", "target_core.analysis"} <= found
+    assert {"target_core.read_models.home", "target_core.analysis"} <= found
     assert len(upward_imports({"target_core.sql.gold": found})) == 2
 
 
@@ -324,14 +325,16 @@ def test_probe_library_importing_the_pages_or_streamlit() -> None:
 
 def test_probe_page_importing_the_engine() -> None:
     found = page_imports({"pages/x.py": "from target_core.engine.runner import run_retrieval\n"
-                                        "from target_core.views.query import x\n"
+                                        "from target_core.read_models.query import x\n"
                                         "from pages._ui import url\n"})
     assert found == {"pages/x.py": {"target_core.engine.runner"}}
 
 
 def test_probe_read_model_running_work() -> None:
-    graph = {"target_core.views.x": {"target_core.engine.runner", "target_core.engine.store"}}
-    assert running_read_models(graph) == {"target_core.views.x": {"target_core.engine.runner"}}
+    graph = {"target_core.read_models.x": {"target_core.engine.runner",
+                                           "target_core.engine.store"}}
+    assert running_read_models(graph) == {"target_core.read_models.x":
+                                          {"target_core.engine.runner"}}
 
 
 def test_probe_long_page_and_cycle() -> None:

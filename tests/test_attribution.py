@@ -23,7 +23,7 @@ from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import QueryResult, RunStore
 from target_core.errors import TargetError
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -18,7 +18,7 @@ from target_core.datasets.registry import resolve
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.errors import DatasetError
-from target_core.types import RunConfig
+from target_core.run_config import RunConfig
 
 TINY = FIXTURES / "beir-tiny"
 

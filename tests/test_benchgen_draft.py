@@ -344,7 +344,7 @@ def test_export_refuses_clashes_and_leaves_nothing_behind(settings, demo, monkey
 def test_an_export_runs_end_to_end_with_retrieval_and_heuristic_sql(settings, demo) -> None:
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import GenerationConfig, RunConfig
+    from target_core.run_config import GenerationConfig, RunConfig
 
     _exported(settings, demo)
     dataset = load_dataset("bench-sql", settings)

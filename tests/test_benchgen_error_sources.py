@@ -29,7 +29,8 @@ from target_core.engine.runner import run_retrieval
 from target_core.engine.store import QueryResult, RunStore
 from target_core.errors import ConfigError, DatasetError
 from target_core.generators.base import Context, Generation
-from target_core.types import Dataset, GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.types import Dataset
 
 if TYPE_CHECKING:  # registered by tests/conftest.py (pytest_plugins)
     from fake_openai import FakeOpenAI

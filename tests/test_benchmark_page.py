@@ -14,7 +14,7 @@ from target_core.benchgen.draft import Draft, default_draft_name, list_drafts
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 PAGE = "pages/benchmark_builder.py"
 
@@ -197,7 +197,7 @@ def test_the_sql_datasets_are_listed_without_loading_any(tmp_path: Path) -> None
     from dataclasses import replace
 
     from target_core.datasets import list_datasets, registry
-    from target_core.views.benchmark import sql_dataset_names
+    from target_core.read_models.benchmark import sql_dataset_names
 
     extra = tmp_path / "extra"
     for name, task in (("broken-sql", "sql"), ("qa-with-db", "qa")):

@@ -69,7 +69,7 @@ def test_query_page_shows_generated_sql_and_answers(tmp_path: Path) -> None:
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import GenerationConfig, RunConfig
+    from target_core.run_config import GenerationConfig, RunConfig
 
     out = _shot_dir(tmp_path)
     out.mkdir(parents=True, exist_ok=True)

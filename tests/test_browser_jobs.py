@@ -98,7 +98,7 @@ def test_the_sidebar_cancels_a_job_and_resumes_it(tmp_path: Path) -> None:
     from target_core.engine.jobs import JobStore
     from target_core.engine.store import RunStore
     from target_core.engine.workers import launch_run
-    from target_core.types import RunConfig
+    from target_core.run_config import RunConfig
 
     out = _shots(tmp_path)
     workspace = tmp_path / "ws"

@@ -53,7 +53,7 @@ def test_bad_links_show_an_error_naming_the_parameter(tmp_path: Path) -> None:
     from target_core.config import load_settings
     from target_core.datasets import load_dataset
     from target_core.engine.runner import run_retrieval
-    from target_core.types import RunConfig
+    from target_core.run_config import RunConfig
 
     workspace = tmp_path / "ws"
     settings = load_settings(workspace)

@@ -18,7 +18,8 @@ def test_editing_a_failed_query_shows_the_gold_tables_new_ranks(tmp_path: Path) 
     from target_core.engine.notes import notes
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import RunConfig, TableView
+    from target_core.run_config import RunConfig
+    from target_core.table_view import TableView
 
     workspace = tmp_path / "ws"
     settings = load_settings(workspace)

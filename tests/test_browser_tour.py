@@ -44,7 +44,8 @@ def test_every_page_with_its_main_action(tmp_path: Path) -> None:
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import RunConfig, TableView
+    from target_core.run_config import RunConfig
+    from target_core.table_view import TableView
 
     out = _out(tmp_path)
     workspace = tmp_path / "ws"
@@ -152,7 +153,7 @@ def test_hostile_dataset_text_renders_inert(tmp_path: Path) -> None:
     shows them; no script runs and no <img>/<script> element comes from the data."""
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
-    from target_core.types import GenerationConfig, RunConfig
+    from target_core.run_config import GenerationConfig, RunConfig
 
     out = _out(tmp_path)
     workspace = tmp_path / "ws"

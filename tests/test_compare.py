@@ -25,7 +25,7 @@ from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import QueryResult, RunStore
 from target_core.errors import TargetError
-from target_core.types import RunConfig
+from target_core.run_config import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -237,7 +237,7 @@ def test_compare_refuses_bad_input(tmp_path: Path) -> None:
 def test_runs_by_path_and_by_name_of_one_dataset_compare(tmp_path: Path) -> None:
     """A dataset is its content: a run started with the folder's path and one started
     with the name are listed together on the Compare page, under the name."""
-    from target_core.views.compare import compare_choices
+    from target_core.read_models.compare import compare_choices
 
     store = RunStore(tmp_path / "runs.sqlite")
     stale = _add_run(store, "bm25", BASE, fingerprint="older")  # the name, older data
@@ -261,7 +261,7 @@ def test_every_name_of_one_content_lists_and_compares_its_runs(
     same content by path or under another name, and the Compare page named the group
     after its newest run's dataset, refusing the others."""
     from target_core.cli.main import main
-    from target_core.views.compare import compare_choices
+    from target_core.read_models.compare import compare_choices
 
     workspace = tmp_path / "ws"
     store = RunStore.in_workspace(workspace)

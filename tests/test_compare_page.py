@@ -28,7 +28,8 @@ from target_core.analysis.significance import (
 )
 from target_core.analysis.stats import mcnemar_exact
 from target_core.engine.store import QueryResult, RunStore
-from target_core.types import RunConfig, TableView
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
 
 ROOT = Path(__file__).resolve().parent.parent
 EVIL = "<script>alert(1)</script>"
@@ -92,7 +93,7 @@ def test_a_verdict_does_not_move_with_runs_the_leaderboard_does_not_show(store) 
     """Regression (issue 25): bm25 vs hybrid read "≠ best" after the demo runs, then
     "n.s." once ablation and haystack runs were stored: Holm ran over every stored row.
     The family is now the rows shown, stated in the caption, raw p beside Holm's."""
-    from target_core.views.overview import leaderboard_view, row_choices, select_runs
+    from target_core.read_models.overview import leaderboard_view, row_choices, select_runs
 
     queries = [f"q{i:02d}" for i in range(20)]
     best = _add_run(store, "bm25", {q: [1] for q in queries})
@@ -263,7 +264,7 @@ def test_run_names_tell_runs_apart(store) -> None:
 def test_a_comparison_is_kept_until_a_run_changes(store) -> None:
     from target_core.analysis import memo
     from target_core.analysis.compare import _PAIRS
-    from target_core.views.compare import compare_figures, compare_view
+    from target_core.read_models.compare import compare_figures, compare_view
 
     queries = [f"q{i:02d}" for i in range(30)]
     ranks = {q: [1] if i % 3 else [None] for i, q in enumerate(queries)}

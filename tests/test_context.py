@@ -17,9 +17,11 @@ import pytest
 
 from target_core.errors import TargetError
 from target_core.generators.context import ContextBuilder, fit_table, prompt_view, read_schema
+from target_core.run_config import GenerationConfig
 from target_core.serialize import table_text
+from target_core.table_view import TableView
 from target_core.tokens import TokenCounter
-from target_core.types import Dataset, GenerationConfig, Query, Table, TableView
+from target_core.types import Dataset, Query, Table
 
 COUNTER = TokenCounter("test", False)
 VIEW = prompt_view(TableView())

@@ -14,9 +14,11 @@ from target_core.errors import UnknownNameError
 from target_core.generators import GENERATORS
 from target_core.registry import Part
 from target_core.retrievers import RETRIEVERS
+from target_core.run_config import GenerationConfig
 from target_core.serialize import table_text
+from target_core.table_view import TableView
 from target_core.tokens import estimate_tokens
-from target_core.types import Dataset, GenerationConfig, Query, Table, TableView
+from target_core.types import Dataset, Query, Table
 
 
 def test_paid_parts_follow_the_registries() -> None:
@@ -146,7 +148,7 @@ def test_estimate_adds_texts_and_queries_and_prices_known_models() -> None:
 def test_run_estimate_counts_the_view(handmade_dir) -> None:
     from target_core.costs import run_embedding_cost
     from target_core.datasets.folder import load_folder
-    from target_core.types import TableView
+    from target_core.table_view import TableView
 
     dataset = load_folder(handmade_dir)
     full = run_embedding_cost(dataset, TableView(), "text-embedding-3-small")
@@ -167,9 +169,10 @@ def test_generation_estimate_by_context_mode(handmade_dir, monkeypatch) -> None:
     from target_core import costs
     from target_core.datasets.folder import load_folder
     from target_core.generators.context import prompt_view
+    from target_core.run_config import GenerationConfig
     from target_core.serialize import table_text
+    from target_core.table_view import TableView
     from target_core.tokens import TokenCounter
-    from target_core.types import GenerationConfig, TableView
 
     counter = TokenCounter("test", False)  # the estimate: deterministic offline and online
     monkeypatch.setattr(costs, "get_counter", lambda *a, **k: counter)

@@ -12,11 +12,16 @@ import pytest
 
 from target_core.config import load_settings
 from target_core.datasets import load_dataset, lookup, open_lookup, registry
+from target_core.read_models import dataset_sizes
+from target_core.read_models.dataset_sizes import (
+    TableRefs,
+    dataset_summary,
+    measure_all,
+    sizes_path,
+)
+from target_core.read_models.datasets import summarize
+from target_core.table_view import TableView
 from target_core.tokens import get_counter
-from target_core.types import TableView
-from target_core.views import dataset_sizes
-from target_core.views.dataset_sizes import TableRefs, dataset_summary, measure_all, sizes_path
-from target_core.views.datasets import summarize
 from tests.conftest import query_record, table_record
 
 N_TABLES = 30
@@ -130,8 +135,8 @@ def test_failures_through_the_index_match_the_full_load(tmp_path: Path,
     from target_core.analysis.failures import analyse_failures
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import RunConfig
-    from target_core.views.failures import aggregates_view
+    from target_core.read_models.failures import aggregates_view
+    from target_core.run_config import RunConfig
 
     settings = load_settings(tmp_path / "ws")
     run = run_retrieval(RunConfig("demo-qa", "bm25", limit=60, view=TableView(title=False)),
@@ -185,8 +190,8 @@ def test_failures_page_reads_through_the_index_and_remembers_its_report(app, tmp
     from target_core.analysis.failures import analyse_failures
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import RunConfig
-    from target_core.views import failures as failures_view
+    from target_core.read_models import failures as failures_view
+    from target_core.run_config import RunConfig
 
     settings = load_settings(tmp_path / "ws")  # the run loads demo-qa: its corpus index
     run_id = run_retrieval(RunConfig("demo-qa", "bm25", limit=60, view=TableView(title=False)),

@@ -9,7 +9,7 @@ import pytest
 
 from target_core.engine.suite import DEMO_RETRIEVERS, demo_suite_configs
 from target_core.engine.workers import Launch
-from target_core.views.home import suite_summary
+from target_core.read_models.home import suite_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 

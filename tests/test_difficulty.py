@@ -23,7 +23,8 @@ from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.types import GenerationConfig, Query, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.types import Query
 
 
 @pytest.fixture(scope="module")

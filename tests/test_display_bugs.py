@@ -8,11 +8,11 @@ from pathlib import Path
 from target_core.config import load_settings
 from target_core.datasets.registry import list_datasets
 from target_core.engine.store import RunStore
-from target_core.types import RunConfig
-from target_core.views.answer import _frame, _note
-from target_core.views.home import datasets_frame
-from target_core.views.reproduce import default_dataset
-from target_core.views.runs import runs_table
+from target_core.read_models.answer import _frame, _note
+from target_core.read_models.home import datasets_frame
+from target_core.read_models.reproduce import default_dataset
+from target_core.read_models.runs import runs_table
+from target_core.run_config import RunConfig
 
 
 def test_one_row_is_singular() -> None:

@@ -30,9 +30,10 @@ from target_core.generators.context import fit_table
 from target_core.generators.heuristic_qa import answer_question
 from target_core.metrics.documents import ranked_units, unit_rank
 from target_core.metrics.retrieval import QueryOutcome, per_query_metrics
+from target_core.run_config import GenerationConfig, RunConfig
 from target_core.serialize import table_text
+from target_core.table_view import TableView
 from target_core.tokens import get_counter
-from target_core.types import GenerationConfig, RunConfig, TableView
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -387,7 +388,7 @@ def test_the_datasets_page_shows_passages(app, monkeypatch) -> None:
     assert (shown["Tables"], shown["Passages"], shown["Median rows"]) == ("0", "175", "–")
     largest = at.dataframe[0].value  # a passage has no rows or columns to list
     assert len(largest) == 10 and set(largest["rows"]) == set(largest["columns"]) == {""}
-    from target_core.views.plots import size_distributions
+    from target_core.read_models.plots import size_distributions
 
     figure = size_distributions(pd.DataFrame({"rows": [1], "columns": [1], "tokens": [9],
                                               "kind": ["passage"]}))

@@ -26,7 +26,8 @@ from target_core.errors import ConfigError
 from target_core.retrievers import build_retriever
 from target_core.retrievers.drqa import DrQARetriever, hashed, ngrams, words
 from target_core.serialize import table_text
-from target_core.types import VIEW_PRESETS, Table, TableView
+from target_core.table_view import VIEW_PRESETS, TableView
+from target_core.types import Table
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "target_ottqa_rankings.json")
                      .read_text())

@@ -1,4 +1,4 @@
-"""The embedding map (analysis/embedding_map.py, views/embedding_map.py and the Query and
+"""The embedding map (analysis/embedding_map.py, read_models/embedding_map.py and the Query and
 Failures pages' section): seeded projections, PCA worked by hand, questions placed in
 the map, the on-disk cache read instead of recomputed, sampling that always keeps the
 marked points and their neighbours, rows averaged per table, and clear messages for a
@@ -28,9 +28,9 @@ from target_core.config import Settings, load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunRecord, RunStore
-from target_core.types import RunConfig
+from target_core.read_models.embedding_map import category_map_view, focus_ranges, query_map_view
+from target_core.run_config import RunConfig
 from target_core.vectorstore import VectorStore
-from target_core.views.embedding_map import category_map_view, focus_ranges, query_map_view
 
 
 @pytest.fixture(scope="module")

@@ -18,15 +18,17 @@ from target_core.config import Settings, load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
+from target_core.read_models.query import failed_query_ids
 from target_core.retrievers.base import LexicalScoring, rank_in
 from target_core.retrievers.bm25 import BM25Retriever
 from target_core.retrievers.drqa import DrQARetriever
 from target_core.retrievers.fusion import METHODS, Fusion, fused_scores, fusion_parts
 from target_core.retrievers.tfidf import TfidfRetriever
+from target_core.run_config import RunConfig
 from target_core.serialize import table_text
+from target_core.table_view import TableView
 from target_core.textproc import tokenize
-from target_core.types import RunConfig, TableView, parse_table_ref
-from target_core.views.query import failed_query_ids
+from target_core.types import parse_table_ref
 from tests.test_cli import run_cli
 
 LEXICAL = {"bm25": BM25Retriever, "tfidf": TfidfRetriever,

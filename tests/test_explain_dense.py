@@ -20,10 +20,12 @@ from target_core.analysis.failures import CATEGORIES, analyse_failures
 from target_core.config import load_settings
 from target_core.embeddings.minilm_weights import MAX_SEQ_LENGTH, find_model_dir, load_tokenizer
 from target_core.engine.store import QueryResult, RunStore
+from target_core.read_models.explain_dense import render_dense
+from target_core.read_models.failures import window_share
+from target_core.run_config import RunConfig
 from target_core.serialize import table_text
-from target_core.types import Dataset, Query, RunConfig, Table, TableView
-from target_core.views.explain_dense import render_dense
-from target_core.views.failures import window_share
+from target_core.table_view import TableView
+from target_core.types import Dataset, Query, Table
 
 HEADER = ("Season", "Club", "League", "Apps", "Goals")
 LONG = Table("football", "Career_of_Mira_Holt", HEADER,

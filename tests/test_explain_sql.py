@@ -16,8 +16,9 @@ from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.generators.context import read_schema
 from target_core.generators.heuristic_sql import write_sql
-from target_core.types import RunConfig, table_ref
-from target_core.views.explain_sql import render_sql
+from target_core.read_models.explain_sql import render_sql
+from target_core.run_config import RunConfig
+from target_core.types import table_ref
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from target_core.engine.importer import import_target_results
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.errors import DatasetError, UnknownNameError
-from target_core.types import RunConfig
+from target_core.run_config import RunConfig
 
 
 @pytest.fixture(scope="module")

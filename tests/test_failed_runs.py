@@ -22,7 +22,8 @@ from target_core.generators import GENERATORS, Generation, GenerationRequest, Ta
 from target_core.llm.error_classes import ERROR_CLASSES, classify_error, error_class_of
 from target_core.llm.policy import failure_reason as generation_failure
 from target_core.registry import Entry
-from target_core.types import GenerationConfig, RunConfig, Table
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.types import Table
 
 LIMIT = 10
 
@@ -132,9 +133,9 @@ def test_all_failed_run_is_marked_failed_and_never_ranked(settings: Settings,
                                                            script: Script) -> None:
     from target_core.analysis.leaderboard import latest_complete, leaderboard
     from target_core.datasets import load_dataset
-    from target_core.views.compare import compare_choices
-    from target_core.views.matrix import matrix_choices
-    from target_core.views.runs import failed_banner, failed_notes, runs_frame
+    from target_core.read_models.compare import compare_choices
+    from target_core.read_models.matrix import matrix_choices
+    from target_core.read_models.runs import failed_banner, failed_notes, runs_frame
 
     script.fail = set()
     good = run_retrieval(config(retriever="tfidf"), settings=settings)
@@ -286,7 +287,7 @@ def test_a_job_whose_run_failed_fails_with_the_reason(settings: Settings,
 def test_overview_never_bolds_a_failed_runs_ex(settings: Settings, script: Script) -> None:
     """A text-to-SQL run whose every generation failed has EX 0.000: the Overview's
     leaderboard leaves it out even when handed every run, so it is never 'best'."""
-    from target_core.views.overview import leaderboard_view
+    from target_core.read_models.overview import leaderboard_view
 
     heuristic = run_retrieval(RunConfig("demo-sql", "bm25", limit=LIMIT,
                                         generation=GenerationConfig(generator="heuristic")),

@@ -16,8 +16,10 @@ from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import QueryResult, RunStore
-from target_core.types import Dataset, Query, RunConfig, Table, TableView
-from target_core.views.failures import aggregates_view
+from target_core.read_models.failures import aggregates_view
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
+from target_core.types import Dataset, Query, Table
 
 A = Table("db1", "Games_2001", ("Nation", "Gold"), (("Avia", 3),),
           {"title": "2001 Games medal table"})

@@ -20,8 +20,8 @@ from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.types import RunConfig
-from target_core.views.query import failed_query_ids, query_flags
+from target_core.read_models.query import failed_query_ids, query_flags
+from target_core.run_config import RunConfig
 
 DEMOS = ("demo-qa", "demo-fact", "demo-sql")
 RUNS = [(name, "bm25", 10) for name in DEMOS] + [("demo-sql", "bm25", 5),

@@ -22,7 +22,9 @@ from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import QueryResult, RunStore
-from target_core.types import Dataset, Query, RunConfig, Table, TableView
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
+from target_core.types import Dataset, Query, Table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -208,7 +210,7 @@ def test_bad_input_is_a_clear_error(store: RunStore) -> None:
 
 def test_the_pages_report_is_kept_until_its_run_or_title_pair_changes(store: RunStore
                                                                        ) -> None:
-    from target_core.views.failures import aggregates_view, failures_report
+    from target_core.read_models.failures import aggregates_view, failures_report
 
     alone = _add(store, DATASET, view=TableView(title=False, section_title=False))
     first = failures_report(store, DATASET, alone, 2)

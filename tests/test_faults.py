@@ -34,7 +34,7 @@ from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval, select_queries
 from target_core.engine.store import RunStore
 from target_core.retrievers.dense import EMBED_CHUNK
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 if TYPE_CHECKING:  # registered by tests/conftest.py (pytest_plugins)
     from fake_openai import FakeOpenAI, Recorded

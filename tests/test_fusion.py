@@ -163,7 +163,8 @@ def test_a_tuned_hybrid_run_tunes_through_the_runner(tmp_path: Path) -> None:
     only: the runner's path does not depend on the view, and 440 full tables took ~50 s
     to embed on 2 busy cores (header-only texts: a few seconds)."""
     from target_core.engine.runner import run_retrieval
-    from target_core.types import RunConfig, TableView
+    from target_core.run_config import RunConfig
+    from target_core.table_view import TableView
 
     settings = load_settings(tmp_path / "ws")
     run = run_retrieval(RunConfig("demo-qa", "hybrid:tune=recall@10,folds=2",
@@ -178,7 +179,7 @@ def test_a_run_of_the_old_hybrid_default_is_not_reused_as_the_new() -> None:
     import hashlib
 
     from target_core.engine.store import config_key
-    from target_core.types import RunConfig
+    from target_core.run_config import RunConfig
 
     # the key of a family without a version is what it always was (sha of config + data)
 

@@ -24,8 +24,9 @@ from target_core.engine.runner import run_retrieval
 from target_core.engine.store import QueryResult, RunStore
 from target_core.errors import ConfigError
 from target_core.metrics.facts import FACT_LABELS
+from target_core.run_config import GenerationConfig, RunConfig
 from target_core.sql import ERROR_CLASSES
-from target_core.types import GenerationConfig, RunConfig, TableView
+from target_core.table_view import TableView
 
 ROOT = Path(__file__).resolve().parent.parent
 SQL_CLASSES = {*ERROR_CLASSES, "generation_failed"}
@@ -196,7 +197,7 @@ KILLER = textwrap.dedent("""
     import os, signal, sys
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
-    from target_core.types import GenerationConfig, RunConfig
+    from target_core.run_config import GenerationConfig, RunConfig
 
     def progress(done, total, what):
         if what == "retrieving + generating" and done == int(sys.argv[2]):

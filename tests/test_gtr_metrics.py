@@ -23,7 +23,7 @@ from target_core.metrics.gtr import (
     rouge_scores,
     sas_scores,
 )
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 # --- ROUGE by hand ----------------------------------------------------------------------------
 
@@ -140,7 +140,7 @@ def test_a_qa_run_stores_gtr_metrics_per_query_and_their_means(qa_runs) -> None:
 
 def test_gtr_columns_beside_sacrebleu_on_the_leaderboard_and_runs_list(qa_runs) -> None:
     from target_core.analysis.leaderboard import leaderboard
-    from target_core.views.runs import runs_table
+    from target_core.read_models.runs import runs_table
 
     workspace, (run_id, _) = qa_runs
     runs = RunStore.in_workspace(workspace).list_runs()
@@ -149,7 +149,7 @@ def test_gtr_columns_beside_sacrebleu_on_the_leaderboard_and_runs_list(qa_runs) 
     assert {"SB", "R-1 P", "R-2 P", "R-L P", "SAS (MiniLM cosine)", "reply tokens",
             "response ms"} <= set(columns)
     assert not board.best[("demo-qa", "reply tokens")].any()  # no better direction
-    from target_core.views.overview import display_table
+    from target_core.read_models.overview import display_table
 
     shown = display_table(board)
     tokens = board.table[("demo-qa", "reply tokens")].iloc[0]
@@ -369,7 +369,7 @@ def test_query_page_shows_gtr_metrics_and_the_judgement(app, tmp_path: Path) -> 
     from target_core.datasets import load_dataset
     from target_core.engine.judge import HeuristicTruthJudge, judge_run
     from target_core.engine.runner import run_retrieval
-    from target_core.views.answer import gtr_note
+    from target_core.read_models.answer import gtr_note
 
     settings = load_settings(tmp_path / "ws")
     run_id = run_retrieval(RunConfig("handmade-qa", "bm25",

@@ -27,14 +27,14 @@ from target_core.engine.haystack import (
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore, config_key
 from target_core.errors import ConfigError, TargetError, UnknownNameError
-from target_core.types import GenerationConfig, RunConfig
-from target_core.views.haystack import (
+from target_core.read_models.haystack import (
     default_sizes,
     haystack_curve,
     haystack_figure,
     parse_sizes,
 )
-from target_core.views.query import ranked_frame
+from target_core.read_models.query import ranked_frame
+from target_core.run_config import GenerationConfig, RunConfig
 
 DEEP = ("haystack[distractors]wiki", "Deepest_lakes_0")
 """The distractor written to outrank q1's gold table: "deepest" is only in its title."""

@@ -35,7 +35,9 @@ from target_core.retrievers.hyse import (
     parse_hyse_options,
     split_scores,
 )
-from target_core.types import Query, RunConfig, Table, TableView
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
+from target_core.types import Query, Table
 from target_core.vectorstore import VectorStore
 
 # --- the spec ----------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from target_core.engine.importer import import_target_results
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.errors import DatasetError
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 RETRIEVAL_PREFIXES = ("recall", "capped_recall", "hit@", "mrr", "ndcg", "db_hit",
                       "retrieval_ms")

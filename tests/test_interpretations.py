@@ -20,6 +20,8 @@ from target_core.engine.runner import run_metrics
 from target_core.engine.store import QueryResult, RunStore
 from target_core.errors import DatasetError
 from target_core.generators.base import Context, Generation
+from target_core.read_models.answer import answer_view
+from target_core.run_config import GenerationConfig, RunConfig
 from target_core.sql import SqlResult, execute
 from target_core.sql.interpretations import (
     ALTERNATIVE_KINDS,
@@ -30,8 +32,7 @@ from target_core.sql.interpretations import (
     readings_of,
     relation,
 )
-from target_core.types import Dataset, GenerationConfig, Query, RunConfig
-from target_core.views.answer import answer_view
+from target_core.types import Dataset, Query
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_PAGE = (ROOT / "docs" / "text-to-sql.md").read_text(encoding="utf-8")

@@ -14,8 +14,8 @@ from target_core.config import load_settings
 from target_core.engine.jobs import JobStore
 from target_core.engine.runner import run_retrieval
 from target_core.progress import SCORING, SCORING_ANSWERS
-from target_core.types import GenerationConfig, RunConfig
-from target_core.views.jobs import group_jobs, under_way_note
+from target_core.read_models.jobs import group_jobs, under_way_note
+from target_core.run_config import GenerationConfig, RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,7 +16,7 @@ from target_core.config import Settings, load_settings
 from target_core.engine import workers
 from target_core.engine.jobs import JobStore
 from target_core.engine.workers import WorkerStartError, launch_run, start_waiting
-from target_core.types import RunConfig
+from target_core.run_config import RunConfig
 
 
 @pytest.fixture

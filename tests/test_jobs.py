@@ -21,7 +21,7 @@ from target_core.engine.jobs import Job, JobStore, pid_alive
 from target_core.engine.store import RunStore
 from target_core.engine.workers import cancel, launch_run, resume, resume_interrupted
 from target_core.errors import TargetError
-from target_core.types import RunConfig
+from target_core.run_config import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -220,7 +220,7 @@ def test_the_sidebar_cancels_and_resumes_a_job(settings: Settings, app) -> None:
 
 
 def test_a_job_label_tells_ablation_variants_apart(settings: Settings) -> None:
-    from target_core.types import TableView
+    from target_core.table_view import TableView
 
     store = JobStore.in_workspace(settings.workspace)
     header = store.create(RunConfig("demo-qa", "bm25", view=TableView(rows=0)), fresh=False)
@@ -278,7 +278,7 @@ def test_a_draft_job_samples_in_a_worker_and_reports_its_counts(settings: Settin
     from target_core.benchgen.draft import Draft
     from target_core.benchgen.draft_jobs import DraftSpec, draft_report, keep_upload, launch_draft
     from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR
-    from target_core.views.links import job_link
+    from target_core.read_models.links import job_link
 
     source = sorted(EXAMPLE_TEMPLATES_DIR.iterdir())[0]
     kept = keep_upload(settings, source.name, source.read_bytes())

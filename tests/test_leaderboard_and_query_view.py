@@ -17,15 +17,17 @@ from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.types import RunConfig, Table, TableView
-from target_core.views.overview import display_table
-from target_core.views.query import (
+from target_core.read_models.overview import display_table
+from target_core.read_models.query import (
     failed_query_ids,
     matched_terms,
     outcome_view,
     query_terms,
     term_cells,
 )
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
+from target_core.types import Table
 
 
 @pytest.fixture(scope="module")
@@ -121,8 +123,8 @@ def test_term_matching_uses_retriever_tokens() -> None:
 
 
 def test_query_flags_mark_misses_and_wrong_answers(tmp_path: Path) -> None:
-    from target_core.types import GenerationConfig
-    from target_core.views.query import query_flags
+    from target_core.read_models.query import query_flags
+    from target_core.run_config import GenerationConfig
 
     settings = load_settings(tmp_path)
     store = RunStore.in_workspace(tmp_path)
@@ -166,7 +168,7 @@ def test_shading_matches_words_and_whole_numbers_only() -> None:
 
 def test_run_labels_lead_with_what_tells_runs_apart(workspace: Path) -> None:
     """Regression: the sidebar showed "20261123-104706-cf879e · demo-" (the id first)."""
-    from target_core.views.runs import run_label
+    from target_core.read_models.runs import run_label
 
     run = RunStore.in_workspace(workspace).list_runs()[0]
     label = run_label(run)
@@ -177,7 +179,7 @@ def test_run_labels_lead_with_what_tells_runs_apart(workspace: Path) -> None:
 
 
 def test_label_times_are_short_for_today() -> None:
-    from target_core.views.runs import made_at
+    from target_core.read_models.runs import made_at
 
     noon = time.mktime((2026, 11, 23, 12, 0, 0, 0, 0, -1))
     assert made_at(noon - 3600, now=noon) == "11:00"

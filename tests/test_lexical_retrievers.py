@@ -18,8 +18,8 @@ from target_core.retrievers.bm25 import BM25Retriever, NotIndexedError
 from target_core.retrievers.no_context import NoContextRetriever
 from target_core.retrievers.tfidf import TfidfRetriever
 from target_core.serialize import table_text
+from target_core.table_view import TableView
 from target_core.textproc import tokenize
-from target_core.types import TableView
 
 DEMO_QA = Path(__file__).parent.parent / "data" / "demo" / "demo-qa"
 CLASSES = (BM25Retriever, TfidfRetriever, NoContextRetriever)

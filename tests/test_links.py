@@ -15,7 +15,8 @@ from streamlit.testing.v1 import AppTest
 from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.types import GenerationConfig, RunConfig, TableView
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.table_view import TableView
 
 
 def _unescaped(text: str) -> str:

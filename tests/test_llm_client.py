@@ -23,8 +23,10 @@ from target_core.generators.prompts import SQL_RESPONSE_SCHEMA, build_messages
 from target_core.llm.cache import ResponseCache
 from target_core.llm.client import retry_delay
 from target_core.llm.window import PROMPT_MARGIN
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.table_view import TableView
 from target_core.tokens import get_counter
-from target_core.types import Dataset, GenerationConfig, Query, RunConfig, Table, TableView
+from target_core.types import Dataset, Query, Table
 
 try:
     from fake_openai import FakeOpenAI, fake_tokens, llama_cpp_props

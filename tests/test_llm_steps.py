@@ -23,9 +23,9 @@ from target_core.engine.runner import RunFailed, run_retrieval
 from target_core.engine.store import RunStore
 from target_core.engine.workers import run_worker
 from target_core.llm.policy import LLMStepFailed
+from target_core.read_models.runs import fallback_notes
 from target_core.retrievers.llm_calls import LLMCalls, llm_call_notes
-from target_core.types import RunConfig
-from target_core.views.runs import fallback_notes
+from target_core.run_config import RunConfig
 
 HYSE = "hyse:minilm@openai:m"
 SUMMARY = "summary:minilm@openai:m"

@@ -50,7 +50,8 @@ from target_core.llm.llama_server import (  # noqa: E402
     serve,
     stop_all,
 )
-from target_core.types import GenerationConfig, RunConfig, TableView  # noqa: E402
+from target_core.run_config import GenerationConfig, RunConfig  # noqa: E402
+from target_core.table_view import TableView  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 HANDMADE = ROOT / "tests" / "fixtures" / "handmade-qa"

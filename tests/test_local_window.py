@@ -31,7 +31,8 @@ from target_core.llm.llama_server import (  # noqa: E402
     resolve_model,
     serve,
 )
-from target_core.types import GenerationConfig, RunConfig, TableView  # noqa: E402
+from target_core.run_config import GenerationConfig, RunConfig  # noqa: E402
+from target_core.table_view import TableView  # noqa: E402
 
 try:
     from test_local_llm import Recorder

@@ -149,7 +149,7 @@ def test_query_page_reads_through_the_index_and_shows_the_same(app, tmp_path: Pa
                                                                name: str) -> None:
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import GenerationConfig, RunConfig
+    from target_core.run_config import GenerationConfig, RunConfig
 
     settings = load_settings(tmp_path / "ws")
     run = run_retrieval(RunConfig(name, "bm25", limit=12,

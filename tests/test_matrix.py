@@ -1,6 +1,6 @@
 """The All runs view: one row per query, one column per run, the last gold rank coloured
 by outcome and linked to the Query page, sorted by disagreement, filtered by metadata and
-outcome (views/matrix.py), and the page driven with AppTest."""
+outcome (read_models/matrix.py), and the page driven with AppTest."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from target_core.engine.store import QueryResult, RunStore
-from target_core.types import GenerationConfig, Query, RunConfig, TableView
-from target_core.views.matrix import UNRANKED_TEXT, matrix_choices, run_matrix
+from target_core.read_models.matrix import UNRANKED_TEXT, matrix_choices, run_matrix
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.table_view import TableView
+from target_core.types import Query
 
 
 def _result(qid: str, position: int, ranks: list[int | None]) -> QueryResult:

@@ -19,7 +19,7 @@ from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.labels import definition, label, metric_of
-from target_core.types import RunConfig
+from target_core.run_config import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMBER = re.compile(r"^-?\d+(?:\.(\d+))?")

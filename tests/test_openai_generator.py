@@ -42,8 +42,9 @@ from target_core.generators.prompts import (
 )
 from target_core.llm.cache import ResponseCache
 from target_core.llm.chat import DEFAULT_MODEL
+from target_core.run_config import GenerationConfig, RunConfig
 from target_core.sql import ERROR_CLASSES
-from target_core.types import GenerationConfig, RunConfig, Table
+from target_core.types import Table
 
 if TYPE_CHECKING:  # registered by tests/conftest.py (pytest_plugins)
     from fake_openai import FakeOpenAI, Recorded
@@ -772,7 +773,7 @@ def test_hostile_generated_sql_changes_nothing(tmp_path: Path, fake_openai,
     from target_core import sql as sql_module
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import GenerationConfig, RunConfig
+    from target_core.run_config import GenerationConfig, RunConfig
 
     demo = Path(__file__).resolve().parent.parent / "data" / "demo" / "demo-sql"
     folder = tmp_path / "hostile-sql"

@@ -10,13 +10,14 @@ import pytest
 from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.types import RunConfig, TableView
-from target_core.views.overview import (
+from target_core.read_models.overview import (
     dataset_table,
     fold_variants,
     leaderboard_view,
     newest_dataset,
 )
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
 
 ROOT = Path(__file__).resolve().parent.parent
 

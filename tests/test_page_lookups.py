@@ -16,14 +16,14 @@ from target_core.engine.ablate import has_schema_context as schema_of_tables
 from target_core.engine.reproduce import stored_reproduction
 from target_core.engine.store import RunStore
 from target_core.engine.workers import launch_run
-from target_core.types import RunConfig
-from target_core.views.ablations import (
+from target_core.read_models.ablations import (
     has_schema_context,
     load_ablation,
     run_ablation,
     sensitivity_frame,
 )
-from target_core.views.haystack import pool_size
+from target_core.read_models.haystack import pool_size
+from target_core.run_config import RunConfig
 from tests.conftest import query_record, table_record
 
 VARIANTS = ablation_variants([None, 0], ["markdown"])  # all rows, header only, each ± title

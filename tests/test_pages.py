@@ -76,7 +76,7 @@ def test_view_toggle_changes_token_counts(app) -> None:
 def app_with_runs(app, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
-    from target_core.types import RunConfig
+    from target_core.run_config import RunConfig
 
     settings = load_settings(tmp_path / "ws")
     runs = [run_retrieval(RunConfig("demo-qa", spec, limit=40), settings=settings).run
@@ -160,7 +160,7 @@ def test_run_page_launches_a_run(app, tmp_path: Path) -> None:
 def app_with_generation(app, tmp_path: Path):
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
-    from target_core.types import GenerationConfig, RunConfig
+    from target_core.run_config import GenerationConfig, RunConfig
 
     settings = load_settings(tmp_path / "ws")
     runs = {name: run_retrieval(RunConfig(name, "bm25", limit=30,
@@ -249,8 +249,8 @@ def test_query_page_previous_and_next_stay_in_the_filter(app, tmp_path: Path) ->
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import RunConfig
-    from target_core.views.query import failed_query_ids
+    from target_core.read_models.query import failed_query_ids
+    from target_core.run_config import RunConfig
 
     settings = load_settings(tmp_path / "ws")
     run = run_retrieval(RunConfig("demo-sql", "bm25", top_k=5, limit=60),

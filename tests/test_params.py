@@ -1,11 +1,11 @@
-"""target_core.views.params: a link's values checked without Streamlit."""
+"""target_core.read_models.params: a link's values checked without Streamlit."""
 
 from __future__ import annotations
 
 import pytest
 
 from target_core.errors import TargetError
-from target_core.views.params import (
+from target_core.read_models.params import (
     MAX_SHOWN,
     ParamError,
     check_choice,

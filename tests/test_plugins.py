@@ -22,7 +22,9 @@ from target_core.registry import PluginError
 from target_core.retrievers import build_retriever
 from target_core.retrievers.plugin import adapt_retriever
 from target_core.retrievers.target_plugin import TARGET_BATCH, target_table
-from target_core.types import GenerationConfig, RunConfig, Table, TableView
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.table_view import TableView
+from target_core.types import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -23,7 +23,9 @@ from target_core.pyclass import option_value, parse_class_ref
 from target_core.registry import PluginError
 from target_core.retrievers import build_retriever
 from target_core.retrievers.target_plugin import target_form, target_table
-from target_core.types import RunConfig, Table, TableView
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
+from target_core.types import Table
 
 CONFIGURED = '''
 class Configured:
@@ -210,7 +212,7 @@ def test_a_plugins_repeats_and_extra_results_count_as_target_counts_them(
     ranked = {r.query_id: [k for k, _ in r.ranked] for r in store.iter_results(run.run_id)}
     assert ranked == {"q1": [M19, E], "q2": [M20], "q3": [M20]}
     from target_core.cli.main import main
-    from target_core.views.runs import fallback_notes
+    from target_core.read_models.runs import fallback_notes
 
     assert main(["show", run.run_id, "--workspace", str(settings.workspace)]) == 0
     shown = capsys.readouterr().out

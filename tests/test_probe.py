@@ -20,8 +20,9 @@ from target_core.engine.notes import notes, save_note
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.errors import ConfigError
-from target_core.types import RunConfig, TableView
-from target_core.views.probe import note_text, notes_by_query, probe_frame
+from target_core.read_models.probe import note_text, notes_by_query, probe_frame
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
 
 DEMO = ROOT / "data" / "demo" / "demo-qa"
 N_TABLES = 40

@@ -17,9 +17,10 @@ from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore, config_key
 from target_core.errors import UnknownNameError
 from target_core.generators.prompts import PROMPT_SETS, build_messages
-from target_core.types import GenerationConfig, RunConfig, TableView
-from target_core.views.compare import compare_view, only_prompt_sets_differ
-from target_core.views.runs import run_label
+from target_core.read_models.compare import compare_view, only_prompt_sets_differ
+from target_core.read_models.runs import run_label
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.table_view import TableView
 
 TABLE = "| lake | depth |\n| --- | --- |\n| Baikal | 1642 |"
 SCHEMA = "CREATE TABLE lakes (lake TEXT, depth INTEGER)"

@@ -34,7 +34,7 @@ from target_core.generators.prompts import build_messages
 from target_core.registry import DuplicateNameError, Entry, Part, Registry, Spec, parse_spec
 from target_core.retrievers import RETRIEVERS
 from target_core.serialize import table_text
-from target_core.types import TableView
+from target_core.table_view import TableView
 
 
 def _settings(tmp_path: Path, *extra: Path):
@@ -311,7 +311,7 @@ def test_a_launch_builds_what_is_not_self_contained(settings) -> None:
 
     from target_core.engine.jobs import JobStore
     from target_core.engine.workers import launch_run
-    from target_core.types import RunConfig
+    from target_core.run_config import RunConfig
 
     bare = replace(settings, openai_api_key=None)
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):

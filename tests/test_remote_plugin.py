@@ -26,7 +26,9 @@ from target_core.errors import Cancelled
 from target_core.pyclass import parse_pyenv, spec_fingerprints
 from target_core.registry import PluginError
 from target_core.retrievers import build_retriever, remote
-from target_core.types import RunConfig, Table, TableView
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
+from target_core.types import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_VENV = ROOT / ".venv-plugin"

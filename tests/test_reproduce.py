@@ -15,7 +15,7 @@ from target_core.cli import main
 from target_core.config import load_settings
 from target_core.engine.reproduce import OTTQA_VIEW, baselines, reproduce, reproduction_configs
 from target_core.errors import UnknownNameError
-from target_core.views.reproduce import paper_dataset, reproduction_frame
+from target_core.read_models.reproduce import paper_dataset, reproduction_frame
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_70fa2b7d70bff6b1.txt"
 

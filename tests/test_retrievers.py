@@ -15,7 +15,8 @@ from target_core.engine.runner import run_retrieval
 from target_core.errors import ConfigError, UnknownNameError
 from target_core.retrievers import build_retriever
 from target_core.retrievers.base import NotIndexedError, Retriever, rank_in, top_k_hits
-from target_core.types import RunConfig, TableView
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
 
 HANDMADE = Path(__file__).parent / "fixtures" / "handmade-qa"
 

@@ -14,7 +14,7 @@ from target_core.config import Settings, load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.metrics.facts import map_prediction, names_a_label
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 
 def fake_settings(tmp_path: Path, server: FakeOpenAI, **extra: str) -> Settings:

@@ -21,7 +21,8 @@ from target_core.errors import UnknownNameError
 from target_core.metrics.retrieval import default_ks
 from target_core.progress import no_progress
 from target_core.retrievers.base import IndexInfo, Retriever
-from target_core.types import RunConfig, TableView
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,7 +100,7 @@ KILLER = textwrap.dedent("""
     import os, signal, sys
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
-    from target_core.types import RunConfig
+    from target_core.run_config import RunConfig
 
     def progress(done, total, what):
         if what == "retrieving" and done == int(sys.argv[2]):
@@ -140,7 +141,7 @@ def test_sigkill_mid_run_resumes_with_nothing_lost_or_duplicated(tmp_path: Path)
 def test_text_to_sql_context_defaults_to_the_papers_k_1(tmp_path: Path) -> None:
     """TARGET gives the text-to-SQL generator the schema of the top table's database
     (k = 1); the stored configuration says so, and other tasks keep the run's k."""
-    from target_core.types import GenerationConfig
+    from target_core.run_config import GenerationConfig
 
     settings = load_settings(tmp_path)
     sql = run_retrieval(RunConfig("demo-sql", "bm25", limit=12,

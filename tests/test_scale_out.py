@@ -37,7 +37,7 @@ from target_core.datasets import load_dataset
 from target_core.embeddings import get_embedder
 from target_core.engine.store import RunStore
 from target_core.serialize import table_text, texts_fingerprint
-from target_core.types import TableView
+from target_core.table_view import TableView
 from target_core.vectorstore import collection_name
 
 ROOT = Path(__file__).resolve().parent.parent

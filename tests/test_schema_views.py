@@ -16,16 +16,11 @@ from target_core.engine.ablate import SCHEMA_VARIANT, ablation_variants, has_sch
 from target_core.engine.store import RunStore, config_key
 from target_core.errors import ConfigError
 from target_core.generators.context import ContextBuilder
+from target_core.run_config import GenerationConfig, RunConfig
 from target_core.serialize import table_text
+from target_core.table_view import SCHEMA_CONTEXT, TableView, parse_view_context
 from target_core.tokens import TokenCounter
-from target_core.types import (
-    SCHEMA_CONTEXT,
-    GenerationConfig,
-    RunConfig,
-    Table,
-    TableView,
-    parse_view_context,
-)
+from target_core.types import Table
 
 TABLE = Table("university", "instructors", ("instructor_id", "dept_id", "rank"),
               ((1, 1, "Lecturer"), (2, 3, "Professor")),

@@ -14,7 +14,8 @@ from target_core.serialize import (
     table_text,
     texts_fingerprint,
 )
-from target_core.types import VIEW_PRESETS, Table, TableView
+from target_core.table_view import VIEW_PRESETS, TableView
+from target_core.types import Table
 
 TABLE = Table(
     database_id="wiki", table_id="Lakes_0",

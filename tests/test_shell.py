@@ -150,7 +150,7 @@ def test_the_launcher_warms_every_library_module_the_pages_import() -> None:
     from pages._ui import launch
 
     names = launch.page_imports()
-    assert {"target_core.views.compare", "target_core.views.overview",
+    assert {"target_core.read_models.compare", "target_core.read_models.overview",
             "target_core.engine.workers"} <= set(names)
     assert all(importlib.util.find_spec(name) for name in names)
     launch.warm(["target_core.no_such_module"])  # no exception

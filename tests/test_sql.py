@@ -397,7 +397,7 @@ def test_classify_when_gold_failed_logs_and_says_execution_error(
 
 
 def test_error_classes_are_the_documented_twelve() -> None:
-    from target_core.views.answer import ERROR_CLASS_HELP
+    from target_core.read_models.answer import ERROR_CLASS_HELP
 
     assert len(ERROR_CLASSES) == len(set(ERROR_CLASSES)) == 12
     docs = Path(__file__).resolve().parent.parent / "docs" / "generators.md"

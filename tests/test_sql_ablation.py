@@ -36,13 +36,14 @@ from target_core.generators.sql_prompt_options import (
     extract_sql,
     parse_prompt_options,
 )
-from target_core.types import GenerationConfig, Query, RunConfig
-from target_core.views.sql_ablation import (
+from target_core.read_models.sql_ablation import (
     TABLE2_COLUMNS,
     SqlAblation,
     VariantOutcome,
     load_sql_ablation,
 )
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.types import Query
 
 FIGURE4_SYSTEM = ("You are an expert data analyst specializing in transforming e-commerce "
                   "sellers' business data requests into efficient and valid SQLite queries.")

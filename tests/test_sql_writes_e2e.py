@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 if TYPE_CHECKING:
     from fake_openai import FakeOpenAI

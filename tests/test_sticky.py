@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
-from target_core.types import RunConfig
+from target_core.run_config import RunConfig
 
 
 def _go(at: AppTest, page: str, **params: str) -> AppTest:

@@ -9,7 +9,8 @@ import pytest
 
 from target_core.engine.store import QueryResult, RunStore, StoreError, config_key
 from target_core.errors import UnknownNameError
-from target_core.types import RunConfig, TableView
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
 
 CONFIG = RunConfig(dataset="demo-qa", retriever="bm25", top_k=5)
 

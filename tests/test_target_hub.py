@@ -517,7 +517,7 @@ def test_a_target_layout_sql_folder_loads_as_text_to_sql(tmp_path: Path) -> None
 
 def test_a_target_layout_sql_folder_runs_sql_generation(tmp_path: Path) -> None:
     from target_core.engine.runner import run_retrieval
-    from target_core.types import GenerationConfig, RunConfig
+    from target_core.run_config import GenerationConfig, RunConfig
 
     folder = _sql_folder(tmp_path / "spider-like")
     settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws")})

@@ -18,7 +18,8 @@ from target_core.metrics.tasks import (
     missing_gold,
     task_rules,
 )
-from target_core.types import TASKS, RunConfig
+from target_core.run_config import RunConfig
+from target_core.types import TASKS
 
 
 def test_every_task_has_rules() -> None:

@@ -65,7 +65,7 @@ def test_loaded_encoding_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_estimate_many_equals_estimate_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
     from target_core.datasets import load_dataset
     from target_core.serialize import table_text
-    from target_core.types import VIEW_PRESETS
+    from target_core.table_view import VIEW_PRESETS
 
     rng = random.Random(0)
     texts = [table_text(t, view) for name in ("demo-qa", "demo-sql")
@@ -182,8 +182,8 @@ def test_corrupt_rank_file_falls_back_to_the_estimate_with_a_warning(
 
 def test_the_datasets_page_counts_exactly() -> None:
     from target_core.datasets import load_dataset
-    from target_core.types import TableView
-    from target_core.views.datasets import summarize
+    from target_core.read_models.datasets import summarize
+    from target_core.table_view import TableView
 
     summary = summarize(load_dataset("demo-qa"), TableView())
     assert summary.token_label == "tiktoken o200k_base"

@@ -16,7 +16,7 @@ from target_core.engine.import_trec import import_trec, read_trec_run, trec_orde
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.errors import DatasetError
-from target_core.types import RunConfig
+from target_core.run_config import RunConfig
 
 TREC = FIXTURES / "trec"
 TINY = str(FIXTURES / "beir-tiny")

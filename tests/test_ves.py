@@ -135,7 +135,7 @@ def test_a_heuristic_demo_sql_run_stores_ves(tmp_path: Path, monkeypatch) -> Non
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import GenerationConfig, RunConfig
+    from target_core.run_config import GenerationConfig, RunConfig
 
     monkeypatch.setenv("TARGET_VES_REPEATS", "2")
     settings = load_settings(tmp_path)
@@ -161,7 +161,7 @@ def test_pages_show_ves_beside_ex(app, tmp_path: Path, monkeypatch) -> None:
     from target_core.config import load_settings
     from target_core.engine.runner import run_retrieval
     from target_core.engine.store import RunStore
-    from target_core.types import GenerationConfig, RunConfig
+    from target_core.run_config import GenerationConfig, RunConfig
 
     monkeypatch.setenv("TARGET_VES_REPEATS", "2")
     settings = load_settings(tmp_path / "ws")

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from target_core.datasets.folder import load_folder
-from target_core.tokens import get_counter
-from target_core.types import VIEW_PRESETS, Query, Table, TableView, parse_table_ref, table_ref
-from target_core.views.datasets import (
+from target_core.read_models.datasets import (
     evidence_cells,
     evidence_rows,
     failure_modes,
@@ -19,6 +17,9 @@ from target_core.views.datasets import (
     summarize,
     table_frame,
 )
+from target_core.table_view import VIEW_PRESETS, TableView
+from target_core.tokens import get_counter
+from target_core.types import Query, Table, parse_table_ref, table_ref
 
 TABLE = Table("wiki", "T_0", ("Name", "Score", "Name"), (("a", 1, "x"), ("b", 2, "y")),
               {"title": "T"})

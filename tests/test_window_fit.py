@@ -31,7 +31,7 @@ from target_core.generators.prompts import build_messages
 from target_core.llm.cache import CachedReply, ResponseCache
 from target_core.llm.error_classes import ERROR_CLASSES, classify_error
 from target_core.llm.window import overflow_in
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 try:
     from fake_openai import FakeOpenAI, llama_cpp_props, start_fake_openai

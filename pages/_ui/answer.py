@@ -1,6 +1,6 @@
 """The Query page's downstream section: generated answer vs reference, fact label vs
 gold, or predicted vs gold SQL with both results and their diff. Renders an
-AnswerView (target_core.views.answer); every piece of dataset or model text goes
+AnswerView (target_core.read_models.answer); every piece of dataset or model text goes
 through plain() or a dataframe/code block, never through HTML."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import streamlit as st
 
 from pages._ui.text import code, plain
 from pages._ui.widgets import grid_height
-from target_core.views.answer import COMPARISON_RULE, ERROR_CLASS_HELP, AnswerView
+from target_core.read_models.answer import COMPARISON_RULE, ERROR_CLASS_HELP, AnswerView
 
 
 def marked(tokens: list[tuple[str, bool]]) -> str:

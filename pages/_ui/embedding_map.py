@@ -4,7 +4,7 @@ opens on a toggle (it loads the whole dataset); a map already on disk is then dr
 once, otherwise a button computes it (seconds on the demo
 data, 80 s for t-SNE at 10,000 tables), since the first projection should not hold up
 every page view (benchmarks/embedding_map.py). Widgets -> one
-target_core.views.embedding_map call -> render."""
+target_core.read_models.embedding_map call -> render."""
 
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ from target_core.analysis.failures import FailureReport
 from target_core.engine.haystack import with_distractors
 from target_core.engine.store import RunRecord
 from target_core.errors import TargetError
-from target_core.types import Dataset, TableLookup
-from target_core.views.embedding_map import (
+from target_core.read_models.embedding_map import (
     MapView,
     category_map_view,
     map_is_cached,
     query_map_view,
 )
+from target_core.types import Dataset, TableLookup
 
 LABELS = {"tsne": "t-SNE", "pca": "PCA"}
 

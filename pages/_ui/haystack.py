@@ -1,7 +1,7 @@
 """The Ablations page's Haystack section: recall against the number of distractor
 tables added to the corpus (TARGET's needle in a haystack), one line per retriever, the
 points with links to their runs, and a button that launches the missing points as jobs.
-Widgets -> one target_core.views.haystack call -> render."""
+Widgets -> one target_core.read_models.haystack call -> render."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ import streamlit as st
 from pages._ui import jobs, resources, widgets
 from target_core.errors import TargetError
 from target_core.metrics.labels import label
-from target_core.retrievers import EXAMPLE_SPECS
-from target_core.types import TableLookup
-from target_core.views.haystack import (
+from target_core.read_models.haystack import (
     default_sources,
     haystack_curve,
     haystack_figure,
     parse_sizes,
     points_table,
 )
+from target_core.retrievers import EXAMPLE_SPECS
+from target_core.types import TableLookup
 
 CAPTION = ("Each point is an ordinary run of the retriever on the same queries, with N "
            "tables drawn (seeded; a larger N adds to a smaller one's) from the chosen "

@@ -27,9 +27,10 @@ from target_core.engine.workers import (
     start_waiting,
 )
 from target_core.errors import TargetError
-from target_core.types import RunConfig, TableLookup
-from target_core.views.jobs import group_jobs, under_way_note
-from target_core.views.links import job_link
+from target_core.read_models.jobs import group_jobs, under_way_note
+from target_core.read_models.links import job_link
+from target_core.run_config import RunConfig
+from target_core.types import TableLookup
 
 POLL_S = 2.0
 """Seconds between two looks at the jobs while one is active."""

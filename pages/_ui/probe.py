@@ -12,7 +12,7 @@ from target_core.analysis.probe import VIEW_CHANGES, Probe, probe
 from target_core.engine.notes import notes, save_note
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import TargetError
-from target_core.views.probe import note_text, notes_frame, probe_caption, probe_frame
+from target_core.read_models.probe import note_text, notes_frame, probe_caption, probe_frame
 
 
 def probe_section(store: RunStore, run: RunRecord, query_id: str, query_text: str) -> None:

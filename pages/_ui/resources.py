@@ -12,11 +12,13 @@ from target_core.datasets.add import Upload, add_dataset, added_names, remove_da
 from target_core.datasets.lookup import DatasetLookup
 from target_core.engine.store import RunStore
 from target_core.progress import Progress
-from target_core.types import Dataset, GenerationConfig, TableLookup, TableView
-from target_core.views.dataset_sizes import dataset_summary
-from target_core.views.dataset_sizes import measure_all as measure_all_tables
-from target_core.views.datasets import DatasetSummary
-from target_core.views.runs import billed
+from target_core.read_models.dataset_sizes import dataset_summary
+from target_core.read_models.dataset_sizes import measure_all as measure_all_tables
+from target_core.read_models.datasets import DatasetSummary
+from target_core.read_models.runs import billed
+from target_core.run_config import GenerationConfig
+from target_core.table_view import TableView
+from target_core.types import Dataset, TableLookup
 
 
 @st.cache_resource(show_spinner=False)

@@ -1,7 +1,7 @@
 """The Ablations page's seed 002 section (text-to-SQL datasets): its prompt with and
 without few-shot examples, schema annotation and chain of thought, as its Table 2, with
 a button that launches the missing variants as jobs.
-Widgets -> one target_core.views.sql_ablation call -> render."""
+Widgets -> one target_core.read_models.sql_ablation call -> render."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import streamlit as st
 
 from pages._ui import jobs, resources
 from target_core.errors import TargetError
+from target_core.read_models.sql_ablation import SHOWN_FORMATS, load_sql_ablation, shown_table
 from target_core.types import Dataset, TableLookup
-from target_core.views.sql_ablation import SHOWN_FORMATS, load_sql_ablation, shown_table
 
 CAPTION = ("Each row is an ordinary run of the retriever and generator on the same queries "
            "with seed 002's SQL prompt (its Figure 4): the full system has few-shot pairs "

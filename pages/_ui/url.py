@@ -12,7 +12,7 @@ exists, or a malformed number, stops the page with an error naming the parameter
 the value (stop); the page shows no other data in its place. Inside a session, a value
 the page wrote earlier that no longer fits (the sidebar's dataset changed) is stale, not
 a link: the widget falls back to its default. The checks themselves are
-target_core.views.params.
+target_core.read_models.params.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from pages._ui.text import plain
-from target_core.views.params import ParamError, check_choice, parse_int
+from target_core.read_models.params import ParamError, check_choice, parse_int
 
 _WRITTEN = "_url-written"  # the query parameters as this session last wrote them
 _FROM_LINK = "_url-from-link"

@@ -12,17 +12,17 @@ from pages._ui import resources, url
 from pages._ui.url import remember, sticky, url_selectbox
 from target_core.datasets.lookup import DatasetLookup
 from target_core.errors import TargetError
-from target_core.table_view import TEXT_FORMATS
-from target_core.types import (
+from target_core.read_models.params import check_choice, parse_int
+from target_core.read_models.runs import run_label
+from target_core.table_view import (
     FORMATS,
     SCHEMA_CONTEXT,
+    TEXT_FORMATS,
     VIEW_PRESETS,
-    Dataset,
     TableView,
     parse_view_context,
 )
-from target_core.views.params import check_choice, parse_int
-from target_core.views.runs import run_label
+from target_core.types import Dataset
 
 
 def pick_dataset() -> str | None:

@@ -19,7 +19,7 @@ from typing import Any
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
 from target_core.metrics.tasks import QA_BLEU_THRESHOLD, answer_right, right_rule, task_rules
-from target_core.types import GenerationConfig
+from target_core.run_config import GenerationConfig
 
 __all__ = ["Attribution", "AttributionError", "OracleSplit", "RankBin", "RankQuality",
            "attribution", "find_oracle_run", "rank_quality"]

@@ -39,7 +39,8 @@ from target_core.config import Settings
 from target_core.datasets.chunking import is_passage
 from target_core.errors import TargetError
 from target_core.serialize import cell_text, table_text, visible_rows
-from target_core.types import Query, Table, TableView
+from target_core.table_view import TableView
+from target_core.types import Query, Table
 
 __all__ = ["EvidenceCell", "TableWindow", "Window", "beyond_window",
            "dense_embedder", "evidence_cells", "row_end", "table_window", "window_for"]

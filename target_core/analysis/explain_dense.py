@@ -37,7 +37,8 @@ from target_core.datasets.chunking import is_passage
 from target_core.engine.store import RunRecord
 from target_core.errors import TargetError
 from target_core.serialize import table_text, visible_rows
-from target_core.types import Query, Table, TableKey, TableLookup, TableView, parse_table_ref
+from target_core.table_view import TableView
+from target_core.types import Query, Table, TableKey, TableLookup, parse_table_ref
 
 __all__ = ["ROW_CAP", "SEEN_CHARS", "explain_dense", "row_similarity"]
 

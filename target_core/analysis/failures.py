@@ -25,8 +25,9 @@ from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
 from target_core.metrics.tasks import missing_gold
 from target_core.serialize import cell_text
+from target_core.table_view import TableView
 from target_core.textproc import tokenize
-from target_core.types import Query, Table, TableKey, TableLookup, TableView, table_ref
+from target_core.types import Query, Table, TableKey, TableLookup, table_ref
 
 __all__ = ["CATEGORIES", "FailureCase", "FailureReport", "FailureTables", "analyse_failures",
            "failure_tables", "title_pair"]

@@ -20,7 +20,8 @@ from target_core.datasets.chunking import document_of
 from target_core.embeddings.base import blas_threads
 from target_core.retrievers.base import rank_in
 from target_core.retrievers.dense import DenseRetriever
-from target_core.types import Dataset, TableKey, TableView
+from target_core.table_view import TableView
+from target_core.types import Dataset, TableKey
 
 _VECTORS: dict[tuple[str, str, str, int], np.ndarray] = {}
 _LOCK = threading.Lock()

@@ -1,4 +1,4 @@
-"""The command line, `python -m target_core ...`: thin over the views and the engine."""
+"""The command line, `python -m target_core ...`: thin over the read models and the engine."""
 
 from target_core.cli.main import COMMANDS, main
 

@@ -129,8 +129,8 @@ class _VariantProgress:
 
 def cmd_ablate(args: argparse.Namespace) -> int:
     from target_core.engine.ablate import DEFAULT_ROWS
-    from target_core.types import TEXT_FORMATS
-    from target_core.views.ablations import ablation_variants, run_ablation
+    from target_core.read_models.ablations import ablation_variants, run_ablation
+    from target_core.table_view import TEXT_FORMATS
 
     settings = load_settings(args.workspace)
     rows = _rows_list(args.rows)
@@ -248,7 +248,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from target_core.datasets import load_dataset
     from target_core.engine.reproduce import reproduce
     from target_core.generators.prompts import prompt_set
-    from target_core.views.reproduce import corpus_note, paper_dataset, reproduction_frame
+    from target_core.read_models.reproduce import corpus_note, paper_dataset, reproduction_frame
 
     settings = load_settings(args.workspace)
     paper_dataset(args.paper)  # an unknown name fails before any run

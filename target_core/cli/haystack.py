@@ -1,5 +1,5 @@
 """The `haystack` command: recall against the number of distractor tables (TARGET's
-needle-in-a-haystack setting), each point an ordinary run (views/haystack.py).
+needle-in-a-haystack setting), each point an ordinary run (read_models/haystack.py).
 
 Like the rest of the CLI it only parses, calls target_core and prints.
 """
@@ -20,7 +20,7 @@ def cmd_haystack(args: argparse.Namespace) -> int:
     from target_core.datasets import load_dataset, registered_name
     from target_core.engine.store import RunStore
     from target_core.metrics.labels import label
-    from target_core.views.haystack import haystack_curve, parse_sizes, run_missing
+    from target_core.read_models.haystack import haystack_curve, parse_sizes, run_missing
 
     settings = load_settings(args.workspace)
     store = RunStore.in_workspace(settings.workspace)

@@ -57,7 +57,7 @@ def cmd_generators(args: argparse.Namespace) -> int:
 
 
 def _view(args: argparse.Namespace) -> Any:
-    from target_core.types import TableView, parse_view_context
+    from target_core.table_view import TableView, parse_view_context
 
     view = TableView.preset(args.view or "default")
     if args.view_context is not None:
@@ -77,7 +77,7 @@ def run_config(args: argparse.Namespace) -> Any:
     from target_core.engine.presets import pipeline_preset
     from target_core.errors import ConfigError
     from target_core.generators.prompts import prompt_set
-    from target_core.types import DEFAULT_PROMPT_SET, GenerationConfig, RunConfig
+    from target_core.run_config import DEFAULT_PROMPT_SET, GenerationConfig, RunConfig
 
     preset = pipeline_preset(args.preset) if args.preset else None
     if preset is not None:
@@ -174,7 +174,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from target_core.engine.store import RunStore
-    from target_core.views.runs import dataset_runs, runs_frame
+    from target_core.read_models.runs import dataset_runs, runs_frame
 
     settings = load_settings(args.workspace)
     runs = dataset_runs(RunStore.in_workspace(settings.workspace), args.dataset, settings)
@@ -194,7 +194,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from target_core.engine.store import RunStore
     from target_core.errors import ConfigError
     from target_core.metrics.tasks import FAILURE_RULE
-    from target_core.views.runs import query_rows
+    from target_core.read_models.runs import query_rows
 
     store = RunStore.in_workspace(load_settings(args.workspace).workspace)
     record = store.get_run(args.run_id)

@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from target_core.types import CONTEXT_MODES, FORMATS, VIEW_PRESETS
+from target_core.run_config import CONTEXT_MODES
+from target_core.table_view import FORMATS, VIEW_PRESETS
 
 Settings = Mapping[str, Any]
 

@@ -1,6 +1,6 @@
 """The `sql-ablate` command: seed 002's ablation of its text-to-SQL prompt (few-shot
 examples, schema annotation, chain of thought), each variant an ordinary run, printed
-as its Table 2 (views/sql_ablation.py).
+as its Table 2 (read_models/sql_ablation.py).
 
 Like the rest of the CLI it only parses, calls target_core and prints.
 """
@@ -37,7 +37,7 @@ def cmd_sql_ablate(args: argparse.Namespace) -> int:
     from target_core.datasets import load_dataset, registered_name
     from target_core.engine.sql_ablate import run_sql_variants
     from target_core.engine.store import RunStore
-    from target_core.views.sql_ablation import load_sql_ablation
+    from target_core.read_models.sql_ablation import load_sql_ablation
 
     settings = load_settings(args.workspace)
     store = RunStore.in_workspace(settings.workspace)

@@ -17,7 +17,9 @@ from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunRecord, RunStore, config_key
 from target_core.errors import ConfigError
 from target_core.progress import Progress, no_progress
-from target_core.types import FORMATS, SCHEMA_CONTEXT, TEXT_FORMATS, Dataset, RunConfig, TableView
+from target_core.run_config import RunConfig
+from target_core.table_view import FORMATS, SCHEMA_CONTEXT, TEXT_FORMATS, TableView
+from target_core.types import Dataset
 
 __all__ = ["DEFAULT_ROWS", "SCHEMA_VARIANT", "Variant", "ablation_configs",
            "ablation_variants", "complete_runs", "has_schema_context", "run_variants"]

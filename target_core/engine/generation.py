@@ -37,9 +37,11 @@ from target_core.metrics.facts import FACT_LABELS, gold_label, map_prediction
 from target_core.metrics.gtr import gtr_query_metrics
 from target_core.metrics.tasks import reference_of
 from target_core.metrics.ves import VesTiming, ves_of_timing
+from target_core.run_config import GenerationConfig
 from target_core.sql.execute import SqlLimits
+from target_core.table_view import TableView
 from target_core.tokens import TokenCounter
-from target_core.types import Dataset, GenerationConfig, Query, TableKey, TableView
+from target_core.types import Dataset, Query, TableKey
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,8 @@ from target_core.datasets.chunking import DOCUMENTS_DB, document_key, is_passage
 from target_core.datasets.folder import iter_text_lines
 from target_core.datasets.records import Where
 from target_core.errors import ConfigError, DatasetError
-from target_core.types import Dataset, RunConfig, TableKey
+from target_core.run_config import RunConfig
+from target_core.types import Dataset, TableKey
 
 if TYPE_CHECKING:
     from target_core.config import Settings

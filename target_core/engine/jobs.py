@@ -37,7 +37,7 @@ import sqlite_utils
 
 from target_core.errors import UnknownNameError
 from target_core.progress import UNCOUNTED
-from target_core.types import RunConfig
+from target_core.run_config import RunConfig
 
 STATUSES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
 ACTIVE = ("queued", "running")

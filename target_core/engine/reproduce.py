@@ -1,5 +1,5 @@
 """TARGET's Table 2 baselines as runs: each method of the paper in the paper's settings,
-on any dataset, so our figures can stand beside the paper's (views/reproduce.py).
+on any dataset, so our figures can stand beside the paper's (read_models/reproduce.py).
 
 Settings: those of TARGET's code (target-benchmark 0.1.3), each row naming the class and
 arguments it follows: k = 10 (text-to-SQL is read at k = 1 at the database level from the
@@ -23,14 +23,9 @@ from target_core.engine.runner import run_retrieval, with_task_defaults
 from target_core.engine.store import RunRecord, RunStore
 from target_core.engine.workers import Launch, launch_run
 from target_core.progress import Progress, no_progress
-from target_core.types import (
-    DEFAULT_PROMPT_SET,
-    VIEW_PRESETS,
-    GenerationConfig,
-    RunConfig,
-    TableLookup,
-    TableView,
-)
+from target_core.run_config import DEFAULT_PROMPT_SET, GenerationConfig, RunConfig
+from target_core.table_view import VIEW_PRESETS, TableView
+from target_core.types import TableLookup
 
 __all__ = ["Baseline", "baselines", "launch_missing", "reproduce", "reproduction_configs",
            "stored_reproduction"]

@@ -53,10 +53,11 @@ from target_core.progress import SCORING, SCORING_ANSWERS, Progress, no_progress
 from target_core.retrievers import build_retriever
 from target_core.retrievers.base import Retriever, rank_in
 from target_core.retrievers.llm_calls import LLMCalls, llm_call_notes, llm_calls_info
+from target_core.run_config import RunConfig
 from target_core.serialize import texts_fingerprint
 from target_core.sql.execute import SqlLimits
 from target_core.tokens import get_counter
-from target_core.types import Dataset, Query, RunConfig, TableKey
+from target_core.types import Dataset, Query, TableKey
 
 log = logging.getLogger(__name__)
 

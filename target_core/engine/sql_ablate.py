@@ -4,7 +4,7 @@ examples, schema annotation, chain of thought), on the same queries.
 
 Each variant is an ordinary stored run of one retriever and generator (its prompt
 options in GenerationConfig.prompt_options), so a variant already complete is reused
-and an unfinished one resumes; views/sql_ablation.py reads them as Table 2.
+and an unfinished one resumes; read_models/sql_ablation.py reads them as Table 2.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from target_core.generators.sql_prompt_options import (
     parse_prompt_options,
 )
 from target_core.progress import Progress, no_progress
-from target_core.types import Dataset, GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.types import Dataset
 
 __all__ = ["BASE_NAME", "DEFAULT_SHOTS", "SqlVariant", "sql_ablation_configs",
            "sql_ablation_variants", "sql_variant_runs", "run_sql_variants"]

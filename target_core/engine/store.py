@@ -24,7 +24,7 @@ from target_core.engine.store_judgements import Judgements
 from target_core.engine.store_results import QueryResults
 from target_core.errors import UnknownNameError
 from target_core.pyclass import spec_fingerprints
-from target_core.types import RunConfig
+from target_core.run_config import RunConfig
 
 __all__ = ["STATUSES", "QueryResult", "RunRecord", "RunStore", "StoreError", "config_key"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from target_core.config import Settings
 from target_core.engine.workers import Launch, launch_run
-from target_core.types import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig, RunConfig
 
 __all__ = ["DEMO_DATASETS", "DEMO_RETRIEVERS", "demo_suite_configs", "launch_demo_suite"]
 

@@ -20,7 +20,8 @@ from target_core.engine.jobs import Job, JobStore
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import Cancelled, TargetError
 from target_core.progress import Progress
-from target_core.types import RunConfig, TableLookup
+from target_core.run_config import RunConfig
+from target_core.types import TableLookup
 
 log = logging.getLogger(__name__)
 

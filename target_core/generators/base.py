@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from target_core.llm.error_classes import classify_error
 
 # Defined beside GenerationConfig, which checks it; re-exported for `generators`.
-from target_core.types import CONTEXT_MODES as CONTEXT_MODES
+from target_core.run_config import CONTEXT_MODES as CONTEXT_MODES
 from target_core.types import Table, TableKey
 
 

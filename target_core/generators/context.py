@@ -40,17 +40,11 @@ from target_core.datasets.chunking import is_passage
 from target_core.errors import TargetError
 from target_core.generators.base import Column, Context, SchemaTable
 from target_core.llm.window import PromptLimit
+from target_core.run_config import GenerationConfig
 from target_core.serialize import context_lines, table_text
+from target_core.table_view import TEXT_FORMATS, TableView
 from target_core.tokens import TokenCounter
-from target_core.types import (
-    TEXT_FORMATS,
-    Dataset,
-    GenerationConfig,
-    Query,
-    Table,
-    TableKey,
-    TableView,
-)
+from target_core.types import Dataset, Query, Table, TableKey
 
 log = logging.getLogger(__name__)
 

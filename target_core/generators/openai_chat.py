@@ -21,7 +21,8 @@ from target_core.llm.chat import ChatModel, parse_json_object
 from target_core.llm.client import CallFailed
 from target_core.metrics.facts import names_a_label
 from target_core.serialize import table_text
-from target_core.types import Table, TableView
+from target_core.table_view import TableView
+from target_core.types import Table
 
 log = logging.getLogger(__name__)
 

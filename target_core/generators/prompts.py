@@ -39,7 +39,7 @@ from target_core.generators.sql_prompt_options import (
     PromptOptions,
     seed002_messages,
 )
-from target_core.types import DEFAULT_PROMPT_SET
+from target_core.run_config import DEFAULT_PROMPT_SET
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -23,7 +23,8 @@ from target_core.errors import TargetError
 from target_core.progress import Progress, no_progress
 from target_core.retrievers.llm_calls import LLMCalls
 from target_core.serialize import table_text
-from target_core.types import Query, Table, TableKey, TableView
+from target_core.table_view import TableView
+from target_core.types import Query, Table, TableKey
 
 Hits = list[tuple[int, float]]
 """One query's result: (index into the indexed texts, score), best first."""

@@ -19,7 +19,8 @@ from target_core.config import Settings, load_settings
 from target_core.errors import TargetError
 from target_core.registry import CheckReport, PluginError
 from target_core.retrievers.base import Hits, Retriever
-from target_core.types import Table, TableKey, TableView
+from target_core.table_view import TableView
+from target_core.types import Table, TableKey
 
 SHAPES = {"protocol": "this project's Retriever protocol",
           "target": "TARGET's custom retriever shape",

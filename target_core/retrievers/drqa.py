@@ -50,7 +50,8 @@ from target_core.progress import Progress, no_progress
 from target_core.retrievers.base import IndexInfo, LexicalScoring, NotIndexedError, TermScore
 from target_core.retrievers.bm25 import PROGRESS_EVERY, stored_entry, weighted_row_sum
 from target_core.serialize import table_text
-from target_core.types import Table, TableView
+from target_core.table_view import TableView
+from target_core.types import Table
 
 ENCODINGS = ("bm25", "tfidf", "bm25-own-length")
 HASH_SIZE = 2 ** 24

@@ -58,7 +58,8 @@ from target_core.retrievers.base import Hits, IndexInfo, top_k_hits
 from target_core.retrievers.dense import DenseRetriever
 from target_core.retrievers.llm_calls import LLMCalls
 from target_core.serialize import table_text
-from target_core.types import Table, TableView
+from target_core.table_view import TableView
+from target_core.types import Table
 from target_core.vectorstore import VectorStore
 
 AGGREGATIONS = ("mean", "split")

@@ -38,7 +38,8 @@ from target_core.retrievers.llm_calls import LLMCalls
 from target_core.retrievers.plugin_base import PluginAdapter, describe
 from target_core.retrievers.target_plugin import StandardPlugin, TargetPlugin
 from target_core.serialize import table_text
-from target_core.types import Table, TableView
+from target_core.table_view import TableView
+from target_core.types import Table
 
 PROTOCOL_METHODS = ("index", "search")
 TARGET_METHODS = ("embed_corpus", "retrieve")

@@ -39,7 +39,8 @@ from target_core.embeddings.base import Embedder, blas_threads
 from target_core.progress import Progress, no_progress
 from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError, Retriever, top_k_hits
 from target_core.serialize import cell_text, visible_rows
-from target_core.types import Table, TableView
+from target_core.table_view import TableView
+from target_core.types import Table
 from target_core.vectorstore import EF_SEARCH, VectorStore, collection_name
 
 EMBED_CHUNK = 256

@@ -26,7 +26,8 @@ from target_core.progress import Progress, no_progress
 from target_core.retrievers.base import IndexInfo
 from target_core.retrievers.dense import DenseRetriever
 from target_core.retrievers.llm_calls import LLMCalls
-from target_core.types import Table, TableView
+from target_core.table_view import TableView
+from target_core.types import Table
 from target_core.vectorstore import VectorStore
 
 SUMMARY_ROWS = 3

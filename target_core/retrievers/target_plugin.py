@@ -48,7 +48,8 @@ from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError
 from target_core.retrievers.dense import EMBED_CHUNK, DenseRetriever
 from target_core.retrievers.plugin_base import PluginAdapter, describe
 from target_core.serialize import cell_text, table_text
-from target_core.types import Table, TableKey, TableView
+from target_core.table_view import TableView
+from target_core.types import Table, TableKey
 
 TARGET_BATCH = 64
 """Tables per corpus batch handed to a custom-shape embed_corpus (TARGET's default)."""

@@ -28,8 +28,8 @@ from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError
 from target_core.metrics.gtr import SAS_LABEL
 from target_core.metrics.retrieval import STANDARD_KS, default_ks
-from target_core.types import DEFAULT_PROMPT_SET, RunConfig
-from target_core.views.links import query_link
+from target_core.read_models.links import query_link
+from target_core.run_config import DEFAULT_PROMPT_SET, RunConfig
 
 T = TypeVar("T")
 

@@ -27,10 +27,11 @@ import pandas as pd
 from target_core.datasets.chunking import is_passage
 from target_core.datasets.lookup import DatasetLookup, LazyTables
 from target_core.progress import Progress, no_progress
+from target_core.read_models.datasets import DatasetSummary, queries_frame
 from target_core.serialize import table_text
+from target_core.table_view import TableView
 from target_core.tokens import TokenCounter, get_counter
-from target_core.types import Dataset, Table, TableLookup, TableView, parse_table_ref, table_ref
-from target_core.views.datasets import DatasetSummary, queries_frame
+from target_core.types import Dataset, Table, TableLookup, parse_table_ref, table_ref
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from target_core.analysis.significance import TEST_NAMES, VsBest, significant_vs
 from target_core.analysis.slices import SliceView, by_slice
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.tasks import QA_EXTRAS, task_rules
-from target_core.types import TableView
-from target_core.views.plots import recall_at_k_curves
+from target_core.read_models.plots import recall_at_k_curves
+from target_core.table_view import TableView
 
 Significance = Callable[[Sequence[RunRecord]], dict[str, VsBest]]
 """significance(leaderboard runs) -> run_id -> VsBest; pages pass a cached one."""
@@ -69,7 +69,7 @@ def complete_runs(store: RunStore) -> list[RunRecord]:
 def failed_runs_note(store: RunStore, limit: int = 5) -> str | None:
     """What the leaderboard leaves out because it failed (its numbers would measure the
     failure), newest first: None when no run failed."""
-    from target_core.views.runs import run_label
+    from target_core.read_models.runs import run_label
 
     failed = store.list_runs(status="failed")
     if not failed:

@@ -37,8 +37,9 @@ from target_core.engine.sql_ablate import (
 from target_core.engine.store import RunRecord, RunStore
 from target_core.generators.sql_prompt_options import applies_to
 from target_core.metrics.downstream import generation_summary
-from target_core.types import Dataset, RunConfig
-from target_core.views.links import run_queries_link
+from target_core.read_models.links import run_queries_link
+from target_core.run_config import RunConfig
+from target_core.types import Dataset
 
 __all__ = ["TABLE2_COLUMNS", "SqlAblation", "VariantOutcome", "load_sql_ablation"]
 
@@ -151,7 +152,7 @@ SHOWN_FORMATS = {"Overall Acc": ".2%", "EA": ".2%", "Alt": ".2%", "Error": ".2%"
 def shown_table(report: SqlAblation) -> pd.DataFrame:
     """Table 2 as the page shows it: numbers as text (accuracies in percent), blank where
     a variant is not run yet or a figure cannot be measured; no run id column."""
-    from target_core.views.cells import as_text
+    from target_core.read_models.cells import as_text
 
     frame = report.table()
     frame = as_text(frame, {c: f for c, f in SHOWN_FORMATS.items() if c in frame})

@@ -9,7 +9,7 @@ import pandas as pd
 
 from target_core.datasets import DatasetInfo
 from target_core.engine.workers import Launch
-from target_core.views.links import dataset_link
+from target_core.read_models.links import dataset_link
 
 HOME_COLUMNS = ["name", "task", "tables", "passages", "queries", "databases", "kind", "browse",
                 "error"]

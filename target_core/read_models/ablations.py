@@ -15,8 +15,9 @@ from target_core.datasets.lookup import LazyTables
 from target_core.engine.ablate import Variant, ablation_variants, run_variants
 from target_core.engine.store import RunStore
 from target_core.progress import Progress, no_progress
-from target_core.types import SCHEMA_CONTEXT, TableLookup
-from target_core.views.links import query_link
+from target_core.read_models.links import query_link
+from target_core.table_view import SCHEMA_CONTEXT
+from target_core.types import TableLookup
 
 __all__ = ["ROWS_CHOICES", "TABLE_FORMATS", "ablation_variants", "load_ablation",
            "chosen_variants", "has_schema_context", "run_ablation", "sensitivity_frame"]

@@ -28,8 +28,8 @@ from target_core.analysis.failures import (
 from target_core.analysis.memo import Memo, digest, run_state
 from target_core.config import Settings, load_settings
 from target_core.engine.store import RunRecord, RunStore
+from target_core.read_models.links import query_link
 from target_core.types import TableLookup
-from target_core.views.links import query_link
 
 ATTRIBUTION_EXAMPLES = 20
 """Queries listed per cause (retrieval-, generation-caused)."""

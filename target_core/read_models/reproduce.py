@@ -16,9 +16,9 @@ from target_core.engine.reproduce import Baseline
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError
 from target_core.metrics.tasks import table2_recall_columns, task_rules
-from target_core.views.cells import as_text
-from target_core.views.links import run_queries_link
-from target_core.views.plots import recall_at_k_curves
+from target_core.read_models.cells import as_text
+from target_core.read_models.links import run_queries_link
+from target_core.read_models.plots import recall_at_k_curves
 
 __all__ = ["PAPER_DEFAULT", "REPRODUCTION_COLUMNS", "corpus_note", "default_dataset",
            "default_paper", "paper_dataset", "reproduction_curves", "reproduction_frame"]

@@ -25,8 +25,10 @@ from target_core.errors import ConfigError
 from target_core.metrics.labels import label
 from target_core.metrics.retrieval import default_ks
 from target_core.progress import Progress, no_progress
-from target_core.types import Dataset, RunConfig, Table, TableLookup, TableView, Task
-from target_core.views.links import run_queries_link
+from target_core.read_models.links import run_queries_link
+from target_core.run_config import RunConfig
+from target_core.table_view import TableView
+from target_core.types import Dataset, Table, TableLookup, Task
 
 __all__ = ["HaystackCurve", "HaystackPoint", "default_sizes", "default_sources",
            "haystack_configs",
@@ -148,7 +150,7 @@ def points_table(curve: HaystackCurve) -> pd.DataFrame:
     """The curve's points as the page lists them: recall as text with 3 decimals under
     its label ("mean recall@k", metrics.labels), blank (not "None") where a point is not
     run yet."""
-    from target_core.views.cells import as_text
+    from target_core.read_models.cells import as_text
 
     frame = as_text(curve.frame(), {**{f"recall@{k}": ".3f" for k in curve.ks},
                                     "n_queries": "d"})

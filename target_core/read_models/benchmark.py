@@ -19,8 +19,8 @@ from target_core.datasets import discover
 from target_core.datasets.folder import find_databases, read_meta
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import TargetError
+from target_core.read_models.links import query_link
 from target_core.types import Dataset
-from target_core.views.links import query_link
 
 PAPER_ACCEPTANCE = 0.9511
 """Seed 002's acceptance rate of its LLM-written questions."""

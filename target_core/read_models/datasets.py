@@ -15,19 +15,11 @@ from typing import Any
 import pandas as pd
 
 from target_core.datasets.chunking import document_of, is_passage, table_or_document
+from target_core.read_models.cells import display_column
 from target_core.serialize import table_text
+from target_core.table_view import VIEW_PRESETS, TableView
 from target_core.tokens import TokenCounter, get_counter
-from target_core.types import (
-    VIEW_PRESETS,
-    Dataset,
-    Query,
-    Table,
-    TableKey,
-    TableLookup,
-    TableView,
-    table_ref,
-)
-from target_core.views.cells import display_column
+from target_core.types import Dataset, Query, Table, TableKey, TableLookup, table_ref
 
 
 @dataclass(frozen=True)

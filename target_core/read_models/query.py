@@ -17,10 +17,10 @@ from target_core.datasets.chunking import document_of, is_passage, table_or_docu
 from target_core.engine.haystack import distractor_source
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.metrics.tasks import answer_right, task_rules
+from target_core.read_models.datasets import table_frame
 from target_core.serialize import cell_text
 from target_core.textproc import match_tokens
 from target_core.types import Query, Table, TableKey, TableLookup, table_ref
-from target_core.views.datasets import table_frame
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,12 @@ from target_core.engine.store import RunRecord, RunStore
 from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
 from target_core.metrics.tasks import RULES, task_rules
+from target_core.read_models.cells import as_text
+from target_core.read_models.links import run_queries_link
 from target_core.registry import Part
 from target_core.retrievers.llm_calls import llm_call_notes
-from target_core.types import GenerationConfig, RunConfig, TableLookup
-from target_core.views.cells import as_text
-from target_core.views.links import run_queries_link
+from target_core.run_config import GenerationConfig, RunConfig
+from target_core.types import TableLookup
 
 EXTRA_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(
     column for rules in RULES.values() for column, _ in rules.answer_extras))

@@ -17,10 +17,10 @@ from target_core.config import Settings
 from target_core.engine.reopen import open_run
 from target_core.engine.store import QueryResult, RunRecord
 from target_core.errors import TargetError
+from target_core.read_models.datasets import table_frame
 from target_core.retrievers.rows import MATCHED_ROWS, RowsRetriever, row_texts
 from target_core.serialize import visible_rows
 from target_core.types import Table, table_ref
-from target_core.views.datasets import table_frame
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from target_core.engine.jobs import Job
-from target_core.views.links import run_page_link
+from target_core.read_models.links import run_page_link
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from target_core.analysis.leaderboard import latest_complete, no_retrieval
 from target_core.analysis.slices import MISSING, field_values, metadata_frame
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.tasks import task_rules
+from target_core.read_models.links import query_link
 from target_core.types import Query
-from target_core.views.links import query_link
 
 OUTCOMES: dict[str, str] = {
     "any": "every query",

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from target_core.views.cells import as_text
+from target_core.read_models.cells import as_text
 
 COLOURS = ("#2563eb", "#f97316")
 """Gold, then the other table."""

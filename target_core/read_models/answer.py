@@ -19,9 +19,9 @@ from target_core.metrics.answers import answer_text, differing_words
 from target_core.metrics.facts import FACT_LABELS, gold_label
 from target_core.metrics.gtr import GTR_COLUMNS, SAS_LABEL
 from target_core.metrics.tasks import reference_of
+from target_core.read_models.cells import display_column
 from target_core.sql.interpretations import stored_interpretation
 from target_core.types import Query, TableLookup, table_ref
-from target_core.views.cells import display_column
 
 ERROR_CLASS_HELP: dict[str, str] = {
     "correct": "the result rows equal the gold result's as sets (execution accuracy)",
