@@ -42,7 +42,7 @@ def test_home_page_button_launches_the_suite(monkeypatch: pytest.MonkeyPatch,
 
     calls = []
 
-    def fake(settings):
+    def fake(settings, spawn=True):
         calls.append(settings.workspace)
         return [Launch(None, reused_run=object())] * 12  # type: ignore[arg-type]
 

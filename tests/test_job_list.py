@@ -85,15 +85,21 @@ def test_sidebar_folds_ten_queued_jobs_and_overview_says_they_are_coming(
 
 def test_home_demo_suite_lists_its_jobs_in_the_sidebar_on_the_click(
         app, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Launching is faked (queued jobs, no workers): the real suite takes minutes."""
+    """Launching is faked (queued jobs; the workers' start recorded, not done): the real
+    suite takes minutes. The click only queues; the sidebar lists the jobs, then asks
+    for their workers."""
     import target_core.engine.suite as suite
+    from pages._ui import jobs as sidebar_jobs
     from target_core.engine.workers import Launch
 
-    def fake(settings):
+    def fake(settings, spawn=True):
+        assert not spawn  # the page queues, the sidebar starts
         store = JobStore.in_workspace(settings.workspace)
         return [Launch(store.create(config)) for config in suite.demo_suite_configs()]
 
+    started = []
     monkeypatch.setattr(suite, "launch_demo_suite", fake)
+    monkeypatch.setattr(sidebar_jobs, "start_waiting", lambda settings: started.append(1))
     app(page="pages/home.py")  # the workspace and caches as every page test has them
     # from the default route, as a first visit opens it: app.py runs on every rerun
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
@@ -102,3 +108,4 @@ def test_home_demo_suite_lists_its_jobs_in_the_sidebar_on_the_click(
     assert not at.exception and not at.error
     assert "12 queued" in [e.label for e in at.sidebar.expander]
     assert "12 run(s) launched" in at.success[0].value
+    assert started, "the sidebar did not start the queued jobs' workers"
