@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,20 @@ def query_record(query_id: str, table_id: str | list[str], database_id: str = "w
                  **extra: Any) -> dict[str, Any]:
     return {"query_id": query_id, "query": f"question {query_id}", "answer": "an answer",
             "table_id": table_id, "database_id": database_id, **extra}
+
+
+@pytest.fixture
+def index_every_corpus(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every folder dataset gets a corpus index (the demos are below the threshold), and
+    no dataset or lookup opened by another test is reused."""
+    from target_core.datasets import lookup, registry
+
+    monkeypatch.setattr(lookup, "INDEX_MIN_TABLES", 1)
+    registry._cache.clear()
+    registry._lookups.clear()
+    yield
+    registry._cache.clear()
+    registry._lookups.clear()
 
 
 @pytest.fixture

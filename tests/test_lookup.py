@@ -16,15 +16,7 @@ from target_core.errors import DatasetError, UnknownNameError
 from target_core.types import Dataset
 from tests.conftest import query_record, table_record
 
-
-@pytest.fixture(autouse=True)
-def index_every_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lookup, "INDEX_MIN_TABLES", 1)
-    registry._cache.clear()
-    registry._lookups.clear()
-    yield
-    registry._cache.clear()
-    registry._lookups.clear()
+pytestmark = pytest.mark.usefixtures("index_every_corpus")
 
 
 def _corpus() -> list[dict]:

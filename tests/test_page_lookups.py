@@ -29,15 +29,7 @@ from tests.conftest import query_record, table_record
 VARIANTS = ablation_variants([None, 0], ["markdown"])  # all rows, header only, each ± title
 
 
-@pytest.fixture(autouse=True)
-def indexed(monkeypatch: pytest.MonkeyPatch):
-    """Every folder dataset gets a corpus index (the demos are below the threshold)."""
-    monkeypatch.setattr(lookup, "INDEX_MIN_TABLES", 1)
-    registry._cache.clear()
-    registry._lookups.clear()
-    yield
-    registry._cache.clear()
-    registry._lookups.clear()
+pytestmark = pytest.mark.usefixtures("index_every_corpus")
 
 
 def _loaded() -> set[str]:

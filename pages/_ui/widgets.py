@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TypeVar
 
 import streamlit as st
 
@@ -24,6 +25,7 @@ from target_core.table_view import (
 )
 from target_core.types import Dataset
 
+T = TypeVar("T")
 
 def pick_dataset() -> str | None:
     """The sidebar's dataset selector, kept in the URL as ?dataset=NAME; without the
@@ -60,24 +62,21 @@ def pick_run(runs: list, key: str) -> str:
 
 def dataset_or_stop(name: str | None) -> Dataset:
     """Load the dataset, or show the error and stop the page."""
-    if name is None:
-        st.info("Pick a dataset in the sidebar.")
-        st.stop()
-    try:
-        return resources.load_by_name(name)
-    except TargetError as exc:
-        st.error(f"Cannot load dataset '{name}': {exc}")
-        st.stop()
+    return _opened_or_stop(name, resources.load_by_name)
 
 
 def lookup_or_stop(name: str | None) -> Dataset | DatasetLookup:
     """The dataset's lookup (a large corpus read table by table, see
     resources.lookup_by_name), or show the error and stop the page."""
+    return _opened_or_stop(name, resources.lookup_by_name)
+
+
+def _opened_or_stop(name: str | None, open_dataset: Callable[[str], T]) -> T:
     if name is None:
         st.info("Pick a dataset in the sidebar.")
         st.stop()
     try:
-        return resources.lookup_by_name(name)
+        return open_dataset(name)
     except TargetError as exc:
         st.error(f"Cannot load dataset '{name}': {exc}")
         st.stop()
