@@ -345,3 +345,28 @@ def test_the_cache_names_the_model_by_its_identity(tmp_path: Path,
     assert asked("local:smollm2:abc") == 1
     assert asked("local:smollm2:abc") == 0  # the same model, whatever the port
     assert asked("local:other:def") == 1
+
+
+def test_the_cache_column_migration_tolerates_a_process_that_added_it_first(
+        tmp_path: Path) -> None:
+    """Two runs started together open an old cache file at once: both may see
+    finish_reason missing, and the second to add it must not fail its run (it did:
+    'duplicate column name'). New files have the column from the start."""
+    import sqlite3
+
+    from target_core.llm.cache import ResponseCache, add_finish_reason
+
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as db:
+        db.execute("CREATE TABLE replies (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
+                   "content TEXT NOT NULL, tokens_in INTEGER, tokens_out INTEGER, "
+                   "created_at REAL NOT NULL)")
+    first, second = sqlite3.connect(old), sqlite3.connect(old)
+    add_finish_reason(first)
+    first.commit()
+    add_finish_reason(second)  # the column is there already: no error
+    assert "finish_reason" in {r[1] for r in second.execute("PRAGMA table_info(replies)")}
+    ResponseCache(old)
+    fresh = ResponseCache(tmp_path / "new.sqlite")
+    sql = fresh._db.execute("SELECT sql FROM sqlite_master WHERE name = 'replies'").fetchone()
+    assert "finish_reason" in sql[0]

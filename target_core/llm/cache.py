@@ -36,6 +36,18 @@ def cache_key(model: str, messages: Sequence[Mapping[str, str]],
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+def add_finish_reason(db: sqlite3.Connection) -> None:
+    """Add the finish_reason column to a cache file made before it. Processes opening one
+    file at once (two runs started together) may both see it missing: the one that adds
+    it second finds it there, which is what it wanted (so: add, and take "already there"
+    as done)."""
+    try:
+        db.execute("ALTER TABLE replies ADD COLUMN finish_reason TEXT")
+    except sqlite3.OperationalError as exc:
+        if "duplicate column name" not in str(exc):
+            raise
+
+
 class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -46,10 +58,9 @@ class ResponseCache:
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, "
                              "model TEXT NOT NULL, content TEXT NOT NULL, tokens_in INTEGER, "
-                             "tokens_out INTEGER, created_at REAL NOT NULL)")
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(replies)")}
-            if "finish_reason" not in columns:  # a cache file made before the column
-                self._db.execute("ALTER TABLE replies ADD COLUMN finish_reason TEXT")
+                             "tokens_out INTEGER, created_at REAL NOT NULL, "
+                             "finish_reason TEXT)")
+            add_finish_reason(self._db)  # a cache file made before the column
 
     @classmethod
     def in_workspace(cls, workspace: Path) -> ResponseCache:
