@@ -28,15 +28,9 @@ N_TABLES = 30
 
 
 @pytest.fixture(autouse=True)
-def small_thresholds(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(lookup, "INDEX_MIN_TABLES", 1)
+def small_thresholds(monkeypatch: pytest.MonkeyPatch, index_every_corpus: None) -> None:
     monkeypatch.setattr(dataset_sizes, "EXACT_MAX_TABLES", 10)
     monkeypatch.setattr(dataset_sizes, "SAMPLE_SIZE", 7)
-    registry._cache.clear()
-    registry._lookups.clear()
-    yield
-    registry._cache.clear()
-    registry._lookups.clear()
 
 
 def _corpus(extra: str = "") -> list[dict]:
