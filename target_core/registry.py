@@ -23,12 +23,14 @@ module, constructor arguments, code fingerprint, clear errors) is target_core/py
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
 from target_core.config import Settings
 from target_core.errors import ConfigError, UnknownNameError
+from target_core.table_view import TableView
+from target_core.types import Dataset
 
 T = TypeVar("T")
 
@@ -87,6 +89,43 @@ def no_paid_model(arg: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class CostLine:
+    """One paid part of a run: which registered component, for what, tokens and price
+    (what an entry's `cost` returns, one per paid part; costs.py adds the run's answers)."""
+
+    part: Part
+    """The paid component: Part("embedder", "openai/...") or Part("generator", "openai:...")."""
+    model: str
+    what: str
+    """What the tokens buy: "12 tables + 30 queries", "12 table summaries", "30 queries"."""
+    tokens_in: int
+    tokens_out: int
+    """Reply tokens (assumed lengths); 0 for embeddings."""
+    usd: float | None
+    """None when the model has no known price (a local or unknown model)."""
+    exact: bool
+    """False when the input tokens are a tiktoken-free estimate."""
+
+    def describe(self) -> str:
+        """One line: model, tokens, what for, price, and what is not paid twice."""
+        if self.part.kind == "embedder":
+            tokens = f"{self.tokens_in:,} tokens to embed {self.what}"
+            free = "embeddings already in Chroma are free"
+        else:
+            tokens = (f"{self.tokens_in:,} prompt + {self.tokens_out:,} reply tokens "
+                      f"for {self.what}")
+            free = "cached replies are free"
+        price = "no known price" if self.usd is None else f"about ${self.usd:,.4f}"
+        return f"{self.model}: {tokens} ({price}; {free})"
+
+
+CostEstimator = Callable[[Dataset, Sequence[Part], TableView, list[str], str], list[CostLine]]
+"""cost(dataset, parts, view, queries, arg): one CostLine per paid part of a spec of the
+family (parts: the entry's parts(arg); queries: the run's query texts; arg: the spec's
+argument), as target_core/pricing.py counts and prices them."""
+
+
+@dataclass(frozen=True)
 class Entry(Generic[T]):
     """One family of a registry."""
 
@@ -105,6 +144,10 @@ class Entry(Generic[T]):
     paid_model: Callable[[str], str | None] = no_paid_model
     """paid_model(argument): the model an API bills per token for this spec (priced in
     costs.py when known), or None when it runs locally."""
+    cost: CostEstimator | None = None
+    """How a spec of this family uses its paid parts (CostEstimator): the line items of
+    its bill before a run (costs.estimate_run_cost). None: the family is free, it uses
+    no paid part (tests/test_registry.py checks that of every example)."""
     embeds_view: bool = False
     """Each table's view text, whole, is embedded by the spec's embedder part (dense,
     hybrid's dense side): so that embedder's input window decides what of a table it
@@ -144,6 +187,13 @@ class Registry(Generic[T]):
         if entry.name in self._entries:
             raise DuplicateNameError(self.kind, entry.name)
         self._entries[entry.name] = entry
+        return entry
+
+    def unregister(self, name: str) -> Entry[T]:
+        """Remove and return the entry called `name` (a test's throwaway family); an
+        unknown name raises UnknownNameError."""
+        entry = self.get(name)
+        del self._entries[name]
         return entry
 
     def get(self, name: str) -> Entry[T]:

@@ -3,11 +3,14 @@ summaries, for every paid part a registered spec uses."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+from test_retrievers import HANDMADE
 
-from target_core import costs
+from target_core import costs, pricing
 from target_core.costs import embedding_cost, estimate_run_cost, paid_parts
 from target_core.datasets.folder import load_folder
 from target_core.errors import UnknownNameError
@@ -38,17 +41,40 @@ def test_paid_parts_follow_the_registries() -> None:
         paid_parts(Part("retriever", "dense2:openai"))
 
 
-@pytest.mark.parametrize("spec", RETRIEVERS.examples())
-def test_every_retriever_example_has_a_line_per_paid_part(spec: str, handmade_dir) -> None:
-    """A spec registered with a paid part and no way to price it fails here."""
-    dataset = load_folder(handmade_dir)
-    estimate = estimate_run_cost(dataset, spec, None, top_k=2, n_queries=3)
-    paid = paid_parts(Part("retriever", spec))
-    assert sorted(line.part for line in estimate.lines) == sorted(p for p, _ in paid)
-    assert all(line.tokens_in > 0 and line.usd for line in estimate.lines)
-    assert estimate.usd == pytest.approx(sum(line.usd for line in estimate.lines))
+def retriever_cost_contract(spec: str) -> None:
+    """The entry of `spec`'s family prices each paid part the spec uses, once (its
+    Entry.cost), with input tokens and a line to show; a family without `cost` is free:
+    none of its examples' parts is paid. estimate_run_cost bills exactly those lines."""
+    dataset = load_folder(HANDMADE)
+    queries = [q.query for q in dataset.queries]
+    entry, arg = RETRIEVERS.parse(spec)
+    paid = sorted(p for p, _ in paid_parts(Part("retriever", spec)))
+    lines = entry.cost(dataset, entry.parts(arg), TableView(), queries, arg) if entry.cost else []
+    assert sorted(line.part for line in lines) == paid, spec
+    for line in lines:  # every example's paid model has a known price
+        assert line.tokens_in > 0 and line.usd and line.describe().startswith(line.model)
+    estimate = estimate_run_cost(dataset, spec, None, top_k=2, n_queries=len(queries))
+    assert list(estimate.lines) == lines
+    assert estimate.usd == pytest.approx(sum(line.usd or 0 for line in lines))
     if "openai" in spec:
-        assert estimate.lines and estimate.usd > 0
+        assert lines and estimate.usd > 0
+
+
+@pytest.mark.parametrize("spec", RETRIEVERS.examples())
+def test_every_retriever_example_is_priced_by_its_entry(spec: str) -> None:
+    """A family registered with a paid part and no `cost` (or one that forgets a part)
+    fails here; so does every example of a family registered later (tests/
+    test_extending_retriever.py)."""
+    retriever_cost_contract(spec)
+
+
+def test_costs_keep_no_table_of_retriever_families() -> None:
+    """costs.py prices a whole run from the entries: no family is named in its code."""
+    source = Path(costs.__file__).read_text(encoding="utf-8")
+    named = [e.name for e in RETRIEVERS if re.search(rf"[\"']{re.escape(e.name)}[\"']", source)]
+    assert not named and not hasattr(costs, "RETRIEVER_COSTS")
+    assert {e.name for e in RETRIEVERS if e.cost is not None} == {
+        "dense", "hybrid", "summary", "rows", "hyse"}
 
 
 @pytest.mark.parametrize("spec", GENERATORS.examples())
@@ -89,7 +115,7 @@ def test_summary_estimate_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     from target_core.generators.prompts import SUMMARY_INSTRUCTION, SUMMARY_SYSTEM
 
-    monkeypatch.setattr(costs, "get_counter", lambda *a, **k: WordCounter())
+    monkeypatch.setattr(pricing, "get_counter", lambda *a, **k: WordCounter())
     dataset = Dataset("tiny", "qa", (
         Table("db", "lakes", ("Lake", "Depth"),
               (("Vessa", 48), ("Orin", 102), ("Tamm", 12), ("Ulm", 7)), {"title": "Lakes"}),
@@ -120,7 +146,7 @@ def test_summary_estimate_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_run_estimate_adds_answers_and_counts_the_run_queries(handmade_dir,
                                                               monkeypatch) -> None:
-    monkeypatch.setattr(costs, "get_counter", lambda *a, **k: WordCounter())
+    monkeypatch.setattr(pricing, "get_counter", lambda *a, **k: WordCounter())
     dataset = load_folder(handmade_dir)
     generation = GenerationConfig("openai:gpt-4o", context="none")
     estimate = estimate_run_cost(dataset, "dense:openai", generation, top_k=2, n_queries=1)
@@ -166,7 +192,6 @@ def test_chat_model_from_generator_spec() -> None:
 def test_generation_estimate_by_context_mode(handmade_dir, monkeypatch) -> None:
     """Per query: 250 tokens of prompt plus the context, capped at the budget; replies
     assumed 60 tokens for QA. Hand-computed from the handmade tables' own counts."""
-    from target_core import costs
     from target_core.datasets.folder import load_folder
     from target_core.generators.context import prompt_view
     from target_core.run_config import GenerationConfig

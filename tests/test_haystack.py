@@ -17,11 +17,13 @@ from target_core.cli import main
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.haystack import (
+    Distractors,
     Haystack,
     distractor_source,
     draw,
     haystack_distractors,
     resolve_haystack,
+    run_corpus,
     with_distractors,
 )
 from target_core.engine.runner import run_retrieval
@@ -111,6 +113,28 @@ def test_the_draw_is_seeded_and_a_larger_n_a_superset() -> None:
     assert draw(100, 10, 0) != draw(100, 10, 1)
     with pytest.raises(ConfigError, match="size 6 is larger than the pool"):
         draw(5, 6, 0)
+
+
+def test_a_runs_corpus_is_defined_once(settings, handmade_dir, source) -> None:
+    """The dataset's tables, then the distractors: run_corpus (reopened runs, the
+    embedding map) and Distractors.corpus (the runner) are the one definition, and no
+    other module of the library puts distractors after a dataset's tables itself."""
+    import re
+
+    import target_core
+
+    data = load_dataset(handmade_dir, settings)
+    drawn = haystack_distractors(data, f"3@{source}", settings)
+    corpus = run_corpus(data, f"3@{source}", settings)
+    assert corpus == data.tables + drawn.tables and len(drawn.tables) == 3
+    assert run_corpus(data, None, settings) == data.tables
+    assert Distractors().corpus(data.tables) is data.tables  # a lazy corpus stays lazy
+    package = Path(target_core.__file__).parent
+    built = [str(path.relative_to(package)) for path in sorted(package.rglob("*.py"))
+             if path.name != "haystack.py"
+             and re.search(r"\.tables\s*\+\s*\w*distractors|distractors\.tables\)",
+                           path.read_text(encoding="utf-8"))]
+    assert not built, f"a corpus with distractors built outside engine/haystack.py: {built}"
 
 
 def test_distractors_have_keys_of_their_own(settings, handmade_dir, source) -> None:

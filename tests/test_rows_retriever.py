@@ -195,7 +195,7 @@ def test_search_before_index_is_a_clear_error() -> None:
 
 def test_cached_index_embeds_nothing_and_an_interrupted_one_resumes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("target_core.retrievers.rows.EMBED_CHUNK", 4)
+    monkeypatch.setattr("target_core.retrievers.chroma_base.EMBED_CHUNK", 4)
     texts = RowsRetriever(Words(), VectorStore.ephemeral()).prepare_texts(RACES, BARE)
     killed = Words(fail_after=4)  # the first chunk of 4 rows is stored, then it dies
     with pytest.raises(KeyboardInterrupt):

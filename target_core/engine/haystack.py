@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from target_core.types import Dataset, Table, TableKey, TableLookup
 
 __all__ = ["PREFIX", "Distractors", "Haystack", "distractor_key",
            "distractor_pool", "distractor_source", "draw", "haystack_distractors",
-           "resolve_haystack", "source_tag", "with_distractors"]
+           "resolve_haystack", "run_corpus", "source_tag", "with_distractors"]
 
 PREFIX = "haystack["
 
@@ -210,6 +210,12 @@ class Distractors:
     tables: tuple[Table, ...] = ()
     info: dict[str, Any] = field(default_factory=dict)
 
+    def corpus(self, tables: Sequence[Table]) -> Sequence[Table]:
+        """The run's corpus in order: the dataset's `tables`, then these (last, so each
+        of the dataset's tables keeps its position with or without a haystack);
+        `tables` itself when there are none (a corpus index's, read one at a time)."""
+        return (*tables, *self.tables) if self.tables else tables
+
 
 def haystack_distractors(dataset: Dataset, spec: str | None, settings: Settings
                          ) -> Distractors:
@@ -235,8 +241,17 @@ def haystack_distractors(dataset: Dataset, spec: str | None, settings: Settings
         "pool": len(pool), "source_fingerprints": fingerprints}})
 
 
+def run_corpus(dataset: Dataset, haystack: str | None, settings: Settings
+               ) -> tuple[Table, ...]:
+    """The corpus of a run of `dataset` with `haystack` (its spec, or None), in the order
+    the runner indexed it: the one definition every reader of a run's corpus uses (the
+    runner, a reopened run, the embedding map; with_distractors for lookups)."""
+    return tuple(haystack_distractors(dataset, haystack, settings).corpus(dataset.tables))
+
+
 class _Tables(Mapping[TableKey, Table]):
-    """The dataset's tables, then the distractors."""
+    """The dataset's tables, then the distractors (Distractors.corpus's order), looked
+    up by key."""
 
     def __init__(self, base: Mapping[TableKey, Table], extra: Mapping[TableKey, Table]
                  ) -> None:

@@ -55,7 +55,7 @@ def open_run(run: RunRecord, settings: Settings) -> OpenedRun:
     TargetError when the run has no texts to rebuild from (an imported run), its
     retriever cannot be built, or its dataset changed (StaleIndexError)."""
     from target_core.datasets import load_dataset
-    from target_core.engine.haystack import haystack_distractors
+    from target_core.engine.haystack import run_corpus
     from target_core.retrievers import build_retriever
 
     if not run.text_fingerprint:
@@ -68,9 +68,7 @@ def open_run(run: RunRecord, settings: Settings) -> OpenedRun:
             _cache.move_to_end(key)
             return _cache[key]
     dataset = load_dataset(run.config.dataset, settings)
-    # the corpus as the runner built it: a haystack's distractors come last
-    tables = dataset.tables + haystack_distractors(dataset, run.config.haystack,
-                                                   settings).tables
+    tables = run_corpus(dataset, run.config.haystack, settings)  # as the runner built it
     retriever = build_retriever(run.config.retriever, settings)
     texts = retriever.prepare_texts(tables, run.config.view)
     if (now := texts_fingerprint(texts)) != run.text_fingerprint:

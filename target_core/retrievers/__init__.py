@@ -11,8 +11,9 @@ with it; default minilm@heuristic, retrievers/hyse.py), `py:MODULE:CLASS` or
 `py:PATH.py:CLASS` (your own class: this protocol or TARGET's custom retriever shape,
 retrievers/plugin.py), `pyenv:PYTHON:PATH.py:CLASS` (the same, run by another
 interpreter, retrievers/remote.py). The grammar is
-target_core.registry's; each family's `parts` reads its argument. Adding a retriever
-means one module, one entry in RETRIEVERS and one line in docs/retrievers/index.md.
+target_core.registry's; each family's `parts` reads its argument and its `cost` prices
+its paid parts (retrievers/estimates.py). Adding a retriever means one module, one
+entry in RETRIEVERS and one line in docs/retrievers/index.md (docs/extending/retriever.md).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from target_core.config import Settings
 from target_core.registry import Entry, Part, Registry, parse_spec
+from target_core.retrievers import estimates
 from target_core.retrievers.base import Retriever
 
 if TYPE_CHECKING:
@@ -162,24 +164,27 @@ RETRIEVERS: Registry[Retriever] = Registry("retriever", (
           _no_context, ("no-context",), self_contained=True),
     Entry("dense", "embeddings in Chroma, cosine: dense:minilm (local, offline) or "
           "dense:openai[/MODEL]", _dense, ("dense:minilm", "dense:openai"),
-          parts=_embedder_part, embeds_view=True, self_contained=True),
+          parts=_embedder_part, cost=estimates.table_embeddings, embeds_view=True,
+          self_contained=True),
     Entry("hybrid", "fusion of bm25 and dense (hybrid[:EMBEDDER][:OPTIONS], default "
           "minilm, CombMNZ of z-scores; options method, norm, w, k, tune=recall@K)",
           _hybrid, ("hybrid", "hybrid:openai", "hybrid:minilm:method=rrf,k=60"),
-          parts=_hybrid_parts, embeds_view=True, self_contained=True,
+          parts=_hybrid_parts, cost=estimates.table_embeddings, embeds_view=True,
+          self_contained=True,
           version="2"),  # 2: the default became CombMNZ of z-scores
     Entry("summary", "generated table summaries embedded in Chroma, the LlamaIndex "
           "baseline (summary:EMBEDDER[@GENERATOR], default minilm@heuristic)", _summary,
           ("summary:minilm", "summary:openai@openai:gpt-4o-mini"), parts=_summary_parts,
-          self_contained=True),
+          cost=estimates.summaries, self_contained=True),
     Entry("rows", "one vector per row ('column is value, ...') in Chroma, a table scored "
           "by its best row (rows[:EMBEDDER], default minilm)", _rows, ("rows", "rows:openai"),
-          parts=_embedder_part, scores_rows=True, self_contained=True),
+          parts=_embedder_part, cost=estimates.row_embeddings, scores_rows=True,
+          self_contained=True),
     Entry("hyse", "HySE: N hypothetical tables written per query, embedded with it, "
           "searched by their mean vector or merged per table (hyse[:EMBEDDER][@GENERATOR]"
           "[:n=2,rows=2,agg=mean|split], default minilm@heuristic)", _hyse,
           ("hyse", "hyse:minilm@heuristic:n=3,agg=split", "hyse:openai@openai:gpt-4o-mini"),
-          parts=_hyse_parts, self_contained=True),
+          parts=_hyse_parts, cost=estimates.hypothetical, self_contained=True),
     Entry("py", "your own class: py:MODULE:CLASS or py:PATH.py:CLASS, this project's "
           "Retriever protocol or TARGET's custom retriever (embed_corpus, retrieve)",
           _plugin, ("py:examples/target_style_retriever.py:KeywordRetriever",

@@ -242,14 +242,12 @@ class HySERetriever(DenseRetriever):
     def score_all(self, query: str) -> np.ndarray:
         """Exact scores of every stored text (module docstring): cosine with the mean
         vector, or 1 / (1 + round-robin position) for split."""
-        collection = self._require()
-        if self._matrix is None:
-            self._matrix = self.store.vectors(collection, [str(i) for i in range(self._n)])
+        matrix = self.stored_matrix()
         vectors = self.query_vectors(query)
         with blas_threads(1):
             if self.options.agg == "mean":
-                return np.asarray(self._matrix @ _unit(vectors.mean(axis=0)), dtype=np.float64)
-            return split_scores(self._matrix @ vectors.T)
+                return np.asarray(matrix @ _unit(vectors.mean(axis=0)), dtype=np.float64)
+            return split_scores(matrix @ vectors.T)
 
 
 def split_scores(cosines: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ and `index` needs nothing but its texts.
 Index: every row of the corpus in ONE Chroma collection, under the id "T:R" (T the
 table's position in the corpus, R the line in its text, i.e. the row), named like
 dense's by (texts, embedder): a rerun embeds nothing, an interrupted one resumes, and
-processes take turns (VectorStore.writing).
+processes take turns (VectorStore.writing): retrievers/chroma_base.py, as for dense.
 
 Search: a table's score is its best row's cosine, max over rows r of cos(q, r). Chroma
 gives the n best rows, n = max(k + 1, FIRST_ROWS) and then doubled until they hold
@@ -34,16 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from target_core.config import Settings
-from target_core.embeddings.base import Embedder, blas_threads
+from target_core.embeddings.base import Embedder
 from target_core.progress import Progress, no_progress
-from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError, Retriever, top_k_hits
+from target_core.retrievers.base import Hits, IndexInfo, top_k_hits
+from target_core.retrievers.chroma_base import ChromaRetriever
 from target_core.serialize import cell_text, visible_rows
 from target_core.table_view import TableView
 from target_core.types import Table
-from target_core.vectorstore import EF_SEARCH, VectorStore, collection_name
+from target_core.vectorstore import EF_SEARCH, VectorStore
 
-EMBED_CHUNK = 256
 FIRST_ROWS = EF_SEARCH
 """Rows asked for first (at least k + 1). HNSW visits EF_SEARCH candidates per query
 anyway, so asking up to that many costs little more than k + 1 (demo-qa, 7,427 rows:
@@ -94,30 +93,17 @@ def split_rows(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
     return rows, starts
 
 
-class RowsRetriever(Retriever):
+class RowsRetriever(ChromaRetriever):
     """Row vectors in one Chroma collection; `spec` is "rows:<embedder spec>"."""
 
     description = "one vector per row in Chroma, a table scored by its best row"
+    family = "rows"
+    unit = "rows"
+    collection_prefix = "rows|"
 
     def __init__(self, embedder: Embedder, store: VectorStore) -> None:
-        self.embedder = embedder
-        self.store = store
-        self.spec = f"rows:{embedder.spec}"
-        self._collection: Any = None
-        self._ids: list[str] = []
+        super().__init__(embedder, store)
         self._starts = np.zeros(0, dtype=np.int64)
-        self._matrix: np.ndarray | None = None
-        self._last_vectors: dict[str, np.ndarray] = {}
-        """The last search's queries and vectors: score_all of a missed query (gold
-        ranks) comes right after its search and reuses its vector."""
-
-    @classmethod
-    def from_spec(cls, embedder_spec: str, settings: Settings,
-                  store: VectorStore | None = None) -> RowsRetriever:
-        from target_core.embeddings import get_embedder
-
-        embedder = get_embedder(embedder_spec, settings)  # raises before any work
-        return cls(embedder, store or VectorStore.from_settings(settings))
 
     def prepare_texts(self, tables: Sequence[Table], view: TableView, *,
                       progress: Progress = no_progress) -> list[str]:
@@ -131,57 +117,18 @@ class RowsRetriever(Retriever):
         rows, starts = split_rows(texts)
         ids = [f"{table}:{row}" for table, n in enumerate(np.diff(np.append(starts, len(rows))))
                for row in range(n)]
-        name = collection_name(f"rows|{corpus_key}", self.embedder.fingerprint())
-
-        def waiting() -> None:
-            progress(0, len(rows), "waiting: another run is embedding these rows")
-
-        # opened and read only once it is ours, as in dense.py (Chroma keeps its first view)
-        with self.store.writing(name, waiting):
-            collection = self.store.collection(name, {"corpus_key": corpus_key,
-                                                      "embedder": self.embedder.spec,
-                                                      "n_tables": len(texts),
-                                                      "n_rows": len(rows)})
-            n_missing, truncated = self._embed_missing(collection, ids, rows, progress)
-        self.embedder.load()  # not inside the first query's time
-        self._collection, self._ids, self._starts = collection, ids, starts
-        self._matrix = None
+        name, _, n_missing, truncated = self.open_collection(
+            corpus_key, ids, rows, {"corpus_key": corpus_key, "embedder": self.embedder.spec,
+                                    "n_tables": len(texts), "n_rows": len(rows)}, progress)
+        self._starts = starts
         return IndexInfo(len(texts), time.perf_counter() - started, {
             "collection": name, "store": self.store.description, "rows": len(rows),
             "embedded": n_missing, "cached": len(rows) - n_missing, "truncated": truncated,
             "embedder": self.embedder.spec, "backend": self.embedder.backend})
 
-    def _embed_missing(self, collection: Any, ids: list[str], rows: list[str],
-                       progress: Progress) -> tuple[int, int]:
-        """Embed and store the rows not stored yet, in chunks; (how many, truncated)."""
-        stored = self.store.stored_ids(collection)
-        missing = [i for i, id_ in enumerate(ids) if id_ not in stored]
-        total = len(rows)
-        progress(total - len(missing), total, "embedding rows")
-        truncated = 0
-        for start in range(0, len(missing), EMBED_CHUNK):
-            chunk = missing[start:start + EMBED_CHUNK]
-            before = total - len(missing) + start
-
-            def within(done: int, _total: int, _what: str, before: int = before) -> None:
-                progress(before + done, total, "embedding rows")
-
-            vectors = self.embedder.embed([rows[i] for i in chunk], kind="document",
-                                          progress=within)
-            truncated += self.embedder.last_truncated
-            self.store.add(collection, [ids[i] for i in chunk], vectors)
-            progress(before + len(chunk), total, "embedding rows")
-        return len(missing), truncated
-
-    def _require(self) -> Any:
-        if self._collection is None:
-            raise NotIndexedError(self.spec)
-        return self._collection
-
     def search(self, queries: Sequence[str], *, top_k: int) -> list[Hits]:
         collection = self._require()
-        vectors = np.asarray(self.embedder.embed(list(queries), kind="query"))
-        self._last_vectors = dict(zip(queries, vectors, strict=True))
+        vectors = self.embed_queries(queries)
         return [self._search_one(collection, query, vector, top_k)
                 for query, vector in zip(queries, vectors, strict=True)]
 
@@ -207,20 +154,9 @@ class RowsRetriever(Retriever):
             return top_k_hits(self.score_all(query), top_k)
         return ranked[:top_k]
 
-    def _row_scores(self, query: str) -> np.ndarray:
-        """Exact cosine of the query with every stored row (vectors are normalized)."""
-        collection = self._require()
-        if self._matrix is None:
-            self._matrix = self.store.vectors(collection, self._ids)
-        vector = self._last_vectors.get(query)
-        if vector is None:
-            vector = np.asarray(self.embedder.embed([query], kind="query")[0])
-        with blas_threads(1):  # as dense.score_all: a second BLAS thread only spins
-            return self._matrix @ vector
-
     def score_all(self, query: str) -> np.ndarray:
         """Each table's best row cosine, max over its rows of cos(q, r)."""
-        scores = self._row_scores(query)
+        scores = self.exact_scores(query)
         if scores.size == 0:
             return np.zeros(len(self._starts), dtype=np.float32)
         return np.maximum.reduceat(scores, self._starts)
@@ -229,7 +165,7 @@ class RowsRetriever(Retriever):
                      ) -> list[list[tuple[int, float]]]:
         """For each table position in `tables`, its `per_table` best rows as (line of its
         text, i.e. row index, cosine), best first, ties to the lower row."""
-        scores = self._row_scores(query)
+        scores = self.exact_scores(query)
         ends = np.append(self._starts[1:], scores.size)
         out = []
         for table in tables:

@@ -45,7 +45,8 @@ from target_core.config import Settings
 from target_core.progress import Progress, no_progress
 from target_core.registry import PluginError
 from target_core.retrievers.base import Hits, IndexInfo, NotIndexedError
-from target_core.retrievers.dense import EMBED_CHUNK, DenseRetriever
+from target_core.retrievers.chroma_base import EMBED_CHUNK
+from target_core.retrievers.dense import DenseRetriever
 from target_core.retrievers.plugin_base import PluginAdapter, describe
 from target_core.serialize import cell_text, table_text
 from target_core.table_view import TableView
@@ -249,18 +250,18 @@ class _EntryDense(DenseRetriever):
         self.plugin = plugin
         self.spec = plugin.spec
 
-    def _embed_missing(self, collection: Any, texts: Sequence[str], progress: Progress
-                       ) -> tuple[int, int]:
+    def _embed_missing(self, collection: Any, ids: list[str], texts: Sequence[str],
+                       progress: Progress) -> tuple[int, int]:
         plugin, name = self.plugin, self.plugin.dataset_name
         form = plugin.corpus_format()
         stored = self.store.stored_ids(collection)
-        missing = [i for i in range(len(texts)) if str(i) not in stored]
+        missing = [i for i, id_ in enumerate(ids) if id_ not in stored]
         for start in range(0, len(missing), EMBED_CHUNK):
             chunk = missing[start:start + EMBED_CHUNK]
             vectors = plugin.vectors("embed_corpus", [
                 plugin.call("embed_corpus", name, plugin.entry(plugin.tables[i], form))
                 for i in chunk])
-            self.store.add(collection, [str(i) for i in chunk], vectors)
+            self.store.add(collection, [ids[i] for i in chunk], vectors)
             progress(len(texts) - len(missing) + start + len(chunk), len(texts),
                      f"{plugin.name}.embed_corpus")
         return len(missing), 0
