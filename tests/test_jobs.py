@@ -296,8 +296,8 @@ def test_a_draft_job_samples_in_a_worker_and_reports_its_counts(settings: Settin
     report = draft_report(done)
     assert report is not None and sum(c.kept for c in report.counts.values()) == \
         done.result["queries"] > 0
-    assert job_link("draft", dataset="demo-sql", run_id=None, draft="up", done=True) == (
-        "review", "benchmark_builder?draft=up")
+    assert job_link(done) == ("review", "benchmark_builder?draft=up")
+    assert job_link(job) == ("builder", "benchmark_builder")  # not done: the builder
     with pytest.raises(TargetError, match="exists"):  # checked before anything starts
         launch_draft(spec, settings)
     listed = json.loads(_cli(settings, "jobs", "--json").stdout)

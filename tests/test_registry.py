@@ -13,6 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from role_contracts import (
+    question_judge_contract,
+    question_writer_contract,
+    truth_judge_contract,
+)
 from test_retrievers import HANDMADE, retriever_contract
 
 import target_core
@@ -171,6 +176,9 @@ CONTRACTS: dict[str, Callable[[str, Settings], None]] = {
     "retriever": retriever_contract,
     "generator": generator_contract,
     "embedder": embedder_contract,
+    "truthfulness judge": truth_judge_contract,
+    "question writer": question_writer_contract,
+    "question judge": question_judge_contract,
 }
 """Every registry kind's contract; a kind without one fails test_every_kind_has_a_contract."""
 
@@ -329,3 +337,4 @@ def test_family_traits_are_registry_data() -> None:
     assert {e.name for e in RETRIEVERS if e.scores_rows} == {"rows"}
     assert {e.name for e in RETRIEVERS if e.embeds_view} == {"dense", "hybrid"}
     assert not any(e.lexical_view_text and e.embeds_view for e in RETRIEVERS)
+

@@ -67,8 +67,7 @@ def _resume(job_id: str) -> None:
 
 
 def _link(job: Job) -> str:
-    text, link = job_link(job.kind, dataset=job.dataset, run_id=job.run_id,
-                          draft=job.spec.get("name"), done=job.status == "done")
+    text, link = job_link(job)
     return f"[{text}]({link})"
 
 

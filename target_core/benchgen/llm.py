@@ -19,9 +19,11 @@ server, max tokens TARGET_MAX_TOKENS_WRITER and TARGET_MAX_TOKENS_JUDGE). A fail
 is a `Written` error or an undecided `Verdict`, never an exception; a rejected key
 raises ConfigError, since every other call would fail the same way.
 
-`make_writer` / `make_judge` build a writer or judge from its spec: `template` /
-`round-trip` (offline), `openai[:MODEL]`, or `local:smollm2` / `local:PATH.gguf` (a GGUF
-model on llama.cpp inside the process, through the same client).
+`make_writer` / `make_judge` build a writer or judge from its spec, an entry of WRITERS /
+QUESTION_JUDGES: `template` / `round-trip` (offline), then every chat backend of
+llm.models: `openai[:MODEL]`, or `local:smollm2` / `local:PATH.gguf` (a GGUF model on
+llama.cpp inside the process, through the same client). An entry builds a function of
+`Needs` (the databases, the cache, ...: what the component reads besides its spec).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,13 +53,11 @@ from target_core.generators.context import read_schema
 from target_core.generators.prompts import today_line
 from target_core.llm.cache import ResponseCache
 from target_core.llm.chat import ChatModel
-from target_core.llm.models import CHAT_SPECS, chat_model
+from target_core.llm.models import cached, role_registry
 
 log = logging.getLogger(__name__)
 
 DEFAULT_QUESTIONS = 3
-WRITER_SPECS = ("template", *CHAT_SPECS)
-JUDGE_SPECS = ("round-trip", *CHAT_SPECS)
 
 QUESTION_SYSTEM = ("You are an expert data analyst who helps the people who use a database "
                    "understand their data.")
@@ -285,27 +286,56 @@ class LLMJudge:
 
 # --- factories ----------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Needs:
+    """What a writer or judge is made with besides its spec."""
+
+    databases: Mapping[str, Path]
+    """Database id -> SQLite path, for the schema in the prompt."""
+    cache: ResponseCache | None = None
+    """The model's response cache; None: the workspace's."""
+    n_questions: int = DEFAULT_QUESTIONS
+
+
+def _llm_writer(model: ChatModel, settings: Settings) -> Callable[[Needs], QuestionWriter]:
+    return lambda needs: LLMQuestionWriter(cached(model, settings, needs.cache),
+                                           schema_lookup(needs.databases), needs.n_questions)
+
+
+def _llm_judge(model: ChatModel, settings: Settings) -> Callable[[Needs], Judge]:
+    return lambda needs: LLMJudge(cached(model, settings, needs.cache),
+                                  schema_lookup(needs.databases))
+
+
+def _template() -> Callable[[Needs], QuestionWriter]:
+    return lambda needs: TemplateWriter()
+
+
+def _round_trip() -> Callable[[Needs], Judge]:
+    return lambda needs: RoundTripJudge()
+
+
+WRITERS = role_registry("question writer", (
+    "template", "the template's own questions, offline", _template), _llm_writer)
+QUESTION_JUDGES = role_registry("question judge", (
+    "round-trip", "the round-trip check of the question's values, offline", _round_trip),
+    _llm_judge)
+WRITER_SPECS = WRITERS.examples()
+JUDGE_SPECS = QUESTION_JUDGES.examples()
+"""Every writer's and judge's example specs, for error messages and pickers."""
+
+
 def make_writer(spec: str, settings: Settings, databases: Mapping[str, Path], *,
                 cache: ResponseCache | None = None,
                 n_questions: int = DEFAULT_QUESTIONS) -> QuestionWriter:
-    """`template` (offline), `openai[:MODEL]` or `local:...`; `databases` maps id ->
-    SQLite path for the schema in the prompt. No API key is a ConfigError here, before
-    any call."""
-    spec = spec.strip()
-    if spec == "template":
-        return TemplateWriter()
-    if (client := chat_model(spec, settings, cache=cache)) is None:
-        raise UnknownNameError("question writer", spec, WRITER_SPECS)
-    return LLMQuestionWriter(client, schema_lookup(databases), n_questions)
+    """`template` (offline), `openai[:MODEL]` or `local:...` (WRITERS); `databases` maps
+    id -> SQLite path for the schema in the prompt. No API key is a ConfigError here,
+    before any call."""
+    return WRITERS.build(spec, settings)(Needs(databases, cache, n_questions))
 
 
 def make_judge(spec: str, settings: Settings, databases: Mapping[str, Path], *,
                cache: ResponseCache | None = None) -> Judge:
-    """`round-trip` (offline), `openai[:MODEL]` or `local:...`, as `make_writer`."""
-    spec = spec.strip()
-    if spec == "round-trip":
-        return RoundTripJudge()
-    if (client := chat_model(spec, settings, cache=cache)) is None:
-        raise UnknownNameError("question judge", spec, JUDGE_SPECS)
-    return LLMJudge(client, schema_lookup(databases))
-
+    """`round-trip` (offline), `openai[:MODEL]` or `local:...` (QUESTION_JUDGES), as
+    `make_writer`."""
+    return QUESTION_JUDGES.build(spec, settings)(Needs(databases, cache))

@@ -103,19 +103,10 @@ def cmd_demo_suite(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from target_core.engine.jobs import JobStore
-    from target_core.engine.workers import run_task, run_worker
+    """The job's own kind says what to do (engine/job_kinds.py)."""
+    from target_core.engine.workers import run_worker
 
-    settings = load_settings(args.workspace)
-    if JobStore.in_workspace(settings.workspace).get(args.job_id).kind == "draft":
-        from target_core.benchgen.draft_jobs import draft_task
-
-        return run_worker(args.job_id, settings, draft_task)
-    if JobStore.in_workspace(settings.workspace).get(args.job_id).kind == "judge":
-        from target_core.engine.judge import judge_task
-
-        return run_worker(args.job_id, settings, judge_task)
-    return run_worker(args.job_id, settings, run_task)
+    return run_worker(args.job_id, load_settings(args.workspace))
 
 
 JOB_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace], int]]] = {

@@ -16,9 +16,10 @@ job marked `interrupted`; `resume` starts a new worker, which resumes the stored
 Statuses: queued -> running -> done | failed | cancelled; queued or running ->
 interrupted (worker gone) -> queued again on resume.
 
-Kinds: "run" (a RunConfig) and "draft" (the Benchmark builder's sampling and question
-writing, target_core.benchgen.draft_jobs); a job's `spec` is its kind's parameters as
-JSON and `result` what the finished job reports beyond its run.
+Kinds (engine/job_kinds.py, one entry each): "run" (a RunConfig), "draft" (the
+Benchmark builder's sampling and question writing) and "judge" (a stored run's answers
+rated); a job's `spec` is its kind's parameters as JSON and `result` what the finished
+job reports beyond its run.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from typing import Any
 
 import sqlite_utils
 
+from target_core.engine.job_kinds import JOB_KINDS, JobKind
 from target_core.errors import UnknownNameError
-from target_core.progress import UNCOUNTED
 from target_core.run_config import RunConfig
 
 STATUSES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
@@ -55,12 +56,11 @@ CREATE TABLE IF NOT EXISTS jobs (
     finished_at REAL, error TEXT, result TEXT)
 """
 _ADDED_COLUMNS = {"result": "TEXT"}  # columns added since the first jobs.sqlite
-KINDS = ("run", "draft", "judge")
 
 
 @dataclass(frozen=True)
 class Job:
-    """One launched job as stored: a run, or another kind of work (KINDS)."""
+    """One launched job as stored: a run, or another kind of work (JOB_KINDS)."""
 
     job_id: str
     kind: str
@@ -84,9 +84,14 @@ class Job:
     """What a finished job reports beyond its run (a draft's name and counts)."""
 
     @property
+    def kind_entry(self) -> JobKind:
+        """What this job's kind is (engine/job_kinds.py)."""
+        return JOB_KINDS.get(self.kind)
+
+    @property
     def config(self) -> RunConfig:
-        """A run job's configuration; a ValueError for another kind."""
-        if self.kind != "run":
+        """A run job's configuration; a ValueError for a kind whose spec is another."""
+        if not self.kind_entry.runs_config:
             raise ValueError(f"job {self.job_id} is a {self.kind} job, not a run")
         return RunConfig.from_dict(self.spec)
 
@@ -107,25 +112,19 @@ class Job:
     @property
     def label(self) -> str:
         """e.g. 'bm25 → heuristic on demo-qa · header only': what tells two jobs apart
-        (ablation variants differ only in their view); a draft job names its draft."""
-        if self.kind == "draft":
-            return f"questions for draft {self.spec['name']} on {self.dataset}"
-        if self.kind == "judge":  # engine.judge: truthfulness of a stored run's answers
-            return f"truthfulness of run {self.spec['run_id']} by {self.spec['judge']}"
-        config = self.config
-        return f"{config.label} on {config.dataset} · {config.view.label}"
+        (ablation variants differ only in their view), as its kind reads its spec."""
+        return self.kind_entry.label(self.spec)
 
     @property
     def pipeline(self) -> str:
-        """What the job does, without its dataset: the run's pipeline or the draft."""
-        if self.kind == "judge":
-            return f"judge {self.spec['judge']}"
-        return self.config.label if self.kind == "run" else f"draft {self.spec['name']}"
+        """What the job does, without its dataset: the run's pipeline, 'draft NAME', ..."""
+        return self.kind_entry.pipeline(self.spec)
 
     def describe(self) -> str:
         """One line: status and progress, e.g. 'running: retrieving 12/60', or the step
         after the last query by its name ('running: scoring answers')."""
-        if self.status == "running" and self.what in UNCOUNTED and not self.cancel_requested:
+        if (self.status == "running" and self.what in self.kind_entry.uncounted
+                and not self.cancel_requested):
             return f"running: {self.what}"
         if self.status == "running" and self.total:
             return f"running: {self.what} {self.done:,}/{self.total:,}"
@@ -235,9 +234,9 @@ class JobStore:
 
     def create_job(self, kind: str, spec: dict[str, Any], *, fresh: bool = False,
                    cwd: str | None = None) -> Job:
-        """A queued job of `kind` with its parameters `spec` (which names its dataset)."""
-        if kind not in KINDS:
-            raise ValueError(f"unknown job kind {kind!r}; known: {', '.join(KINDS)}")
+        """A queued job of `kind` (JOB_KINDS; UnknownNameError for another) with its
+        parameters `spec` (which names its dataset)."""
+        JOB_KINDS.get(kind)
         job_id = f"job-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
         now = time.time()
         with self._write():
@@ -375,6 +374,6 @@ class JobStore:
         """A queued, running or interrupted job of this same configuration."""
         wanted = config.to_dict()
         for job in self.list_jobs(statuses=(*ACTIVE, "interrupted")):
-            if job.kind == "run" and job.config.to_dict() == wanted:
+            if job.kind_entry.runs_config and job.config.to_dict() == wanted:
                 return job
         return None

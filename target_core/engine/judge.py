@@ -5,7 +5,8 @@ relevant and 0 for irrelevant responses" (its Table 2 counts the 1s and 0s per m
 The judge sees the question, the reference answer and the generated response, and
 answers a JSON object {"reason": ..., "rating": 0 or 1}.
 
-Judges (`make_truth_judge(spec)`):
+Judges (`make_truth_judge(spec)`, entries of TRUTH_JUDGES: the stand-in, then every chat
+backend of llm.models):
 
 * `openai[:MODEL]`, `local:smollm2` / `local:PATH.gguf`: a model through
   `llm.chat.ChatModel.chat_json` (the one LLM door: response cache, retries of
@@ -37,17 +38,18 @@ from typing import Any, Protocol
 
 from target_core.config import Settings
 from target_core.engine.store import RunStore
-from target_core.errors import TargetError, UnknownNameError
-from target_core.llm.models import CHAT_SPECS
+from target_core.errors import TargetError
+from target_core.llm.chat import ChatModel
+from target_core.llm.models import cached, role_registry
 from target_core.llm.policy import enforce
 from target_core.metrics.answers import answer_text
 from target_core.metrics.gtr import TRUTH_RUBRIC, rouge_scores
-from target_core.metrics.tasks import reference_of
+from target_core.tasks import task_rules
+from target_core.tasks.judging import reference_of
 from target_core.types import Dataset
 
 log = logging.getLogger(__name__)
 
-JUDGE_SPECS = ("heuristic", *CHAT_SPECS)
 HEURISTIC_LABEL = ("heuristic (offline stand-in, no model: 1 when the answer holds at "
                    "least half the reference's words, ROUGE-1 recall >= 0.5)")
 TRUTH_SYSTEM = "You rate the answers of a question-answering system for truthfulness."
@@ -147,15 +149,24 @@ class LLMTruthJudge:
         return Judgement(rating, str(reply.data.get("reason") or ""))
 
 
-def make_truth_judge(spec: str, settings: Settings) -> TruthJudge:
-    """`heuristic`, `openai[:MODEL]` or `local:...`; no API key is a ConfigError here."""
-    from target_core.llm.models import chat_model
+def _llm_judge(model: ChatModel, settings: Settings) -> TruthJudge:
+    return LLMTruthJudge(cached(model, settings))
 
-    if spec.strip() == "heuristic":
-        return HeuristicTruthJudge()
-    if (model := chat_model(spec, settings)) is None:
-        raise UnknownNameError("truthfulness judge", spec, JUDGE_SPECS)
-    return LLMTruthJudge(model)
+
+def _heuristic() -> TruthJudge:
+    return HeuristicTruthJudge()
+
+
+TRUTH_JUDGES = role_registry("truthfulness judge", ("heuristic", HEURISTIC_LABEL, _heuristic),
+                             _llm_judge)
+JUDGE_SPECS = TRUTH_JUDGES.examples()
+"""Every judge's example specs, for error messages and pickers."""
+
+
+def make_truth_judge(spec: str, settings: Settings) -> TruthJudge:
+    """`heuristic`, `openai[:MODEL]` or `local:...` (TRUTH_JUDGES); no API key is a
+    ConfigError here, an unknown spec an UnknownNameError."""
+    return TRUTH_JUDGES.build(spec, settings)
 
 
 @dataclass(frozen=True)
@@ -191,7 +202,7 @@ def judge_run(store: RunStore, dataset: Dataset, run_id: str, judge: TruthJudge,
                if r.generation is not None and not r.generation.get("error")]
     if run.config.generation is None or not results:
         raise JudgeRunError(f"run {run_id} has no generated answers to judge")
-    if dataset.task == "qa" and not all("rouge1_p" in r.metrics for r in results):
+    if task_rules(dataset.task).gtr and not all("rouge1_p" in r.metrics for r in results):
         backfill_gtr(store, run_id, dataset)  # a run scored before GTR's metrics
     chosen = results[:limit] if limit is not None else results
 
@@ -255,13 +266,13 @@ def launch_judge(run_id: str, judge: str, settings: Settings, *,
     and the judge's family first (nothing started on a TargetError). Returns the Job."""
     from target_core.engine.jobs import JobStore
     from target_core.engine.workers import spawn_worker
-    from target_core.llm.models import chat_family
 
     run = RunStore.in_workspace(settings.workspace).get_run(run_id)
     if run.config.generation is None:
         raise JudgeRunError(f"run {run_id} has no generated answers to judge")
-    if judge.strip() != "heuristic" and chat_family(judge) is None:
-        raise UnknownNameError("truthfulness judge", judge, JUDGE_SPECS)
+    entry, arg = TRUTH_JUDGES.parse(judge)  # an unknown judge stops here
+    if entry.self_contained:  # the stand-in, built at once; a model is the worker's
+        entry.build(arg, settings)
     jobs = JobStore.in_workspace(settings.workspace)
     job = jobs.create_job("judge", {"dataset": run.config.dataset, "run_id": run_id,
                                     "judge": judge.strip(), "limit": limit})

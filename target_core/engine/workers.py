@@ -10,12 +10,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from target_core.config import PROJECT_ROOT, Settings
+from target_core.engine.job_kinds import JobTask
 from target_core.engine.jobs import Job, JobStore
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import Cancelled, TargetError
@@ -212,11 +212,6 @@ class _JobProgress:
             raise Cancelled("cancelled on request")
 
 
-JobTask = Callable[[Job, Settings, Progress], dict[str, Any]]
-"""A job kind's work in the worker: do the job, reporting progress (which raises
-Cancelled on a cancel); return the columns to set when it is done (e.g. run_id)."""
-
-
 def run_task(job: Job, settings: Settings, progress: Progress) -> dict[str, Any]:
     """A run job's work: run (or resume) its RunConfig. A run marked failed (too many
     generations failed) fails the job with the run's reason."""
@@ -234,9 +229,9 @@ def run_task(job: Job, settings: Settings, progress: Progress) -> dict[str, Any]
             "done": result.run.n_done, "total": result.run.n_queries}
 
 
-def run_worker(job_id: str, settings: Settings, task: JobTask = run_task) -> int:
-    """The worker: wait for a slot, do the job's `task` (a run by default), record the
-    outcome. Returns the process's exit code."""
+def run_worker(job_id: str, settings: Settings, task: JobTask | None = None) -> int:
+    """The worker: wait for a slot, do the job's `task` (by default its kind's,
+    JobKind.load_task), record the outcome. Returns the process's exit code."""
     jobs = JobStore.in_workspace(settings.workspace)
     while (state := jobs.claim(job_id, settings.max_jobs, os.getpid(),
                                os.getppid())) == "queued":
@@ -250,7 +245,8 @@ def run_worker(job_id: str, settings: Settings, task: JobTask = run_task) -> int
         jobs.update(job_id, status="done", what="done", finished_at=time.time(), pid=None)
         return 0
     try:
-        done = task(job, settings, _JobProgress(jobs, job_id))
+        work = task or job.kind_entry.load_task()
+        done = work(job, settings, _JobProgress(jobs, job_id))
     except Cancelled:
         jobs.update(job_id, status="cancelled", finished_at=time.time(), pid=None)
         return 0

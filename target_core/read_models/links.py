@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from target_core.engine.jobs import Job
+
 
 def query_link(run_id: str, query_id: str) -> str:
     """The Query page on one query of one run."""
@@ -31,12 +33,17 @@ def draft_link(name: str | None = None) -> str:
     return "benchmark_builder" + ("?" + urlencode({"draft": name}) if name else "")
 
 
-def job_link(job_kind: str, *, dataset: str, run_id: str | None, draft: str | None,
-             done: bool) -> tuple[str, str]:
-    """Where a job leads, as (text, link): a finished run's queries, a finished draft's
-    review, else the page that launched it."""
-    if job_kind == "draft":
-        return ("review", draft_link(draft)) if done else ("builder", draft_link())
-    if done and run_id:
-        return "queries", run_queries_link(run_id)
-    return "run page", run_page_link(dataset)
+def job_link(job: Job) -> tuple[str, str]:
+    """Where a job leads, as (text, link), as its kind says (JobKind.done / open): a
+    finished run's queries, a finished draft's review, else the page that launched it.
+    A finished job leads to its `done` page only when every parameter it needs is set."""
+    kind = job.kind_entry
+
+    def value(field: str) -> str | None:
+        found = job.run_id if field == "run_id" else job.spec.get(field)
+        return None if found is None else str(found)
+
+    lead = kind.done if job.status == "done" and all(
+        value(field) is not None for _, field in kind.done.params) else kind.open
+    params = {param: value(field) for param, field in lead.params}
+    return lead.text, lead.page + ("?" + urlencode(params) if params else "")
