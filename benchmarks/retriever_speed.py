@@ -23,8 +23,8 @@ import numpy as np
 from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.metrics.tasks import task_rules
 from target_core.run_config import RunConfig
+from target_core.tasks import task_rules
 
 SPECS = ("bm25", "tfidf", "dense:minilm", "hybrid", "summary:minilm", "hyse", "rows")
 

@@ -17,7 +17,6 @@ from target_core.analysis.report import (
     report_html,
 )
 from target_core.errors import TargetError
-from target_core.metrics.tasks import FAILURE_RULE
 from target_core.read_models.compare import (
     QUALITY_METRICS,
     CompareChoices,
@@ -29,6 +28,7 @@ from target_core.read_models.compare import (
     quality_scatter,
 )
 from target_core.read_models.params import ParamError, check_choice, parse_int
+from target_core.tasks.failure import FAILURE_RULE
 
 
 def check_link(choices: CompareChoices, dataset: str | None, run_ids: list[str],

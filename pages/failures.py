@@ -15,7 +15,6 @@ from target_core.analysis.failure_figures import category_bars, rank_quality_bar
 from target_core.analysis.failures import CATEGORIES
 from target_core.engine.notes import notes
 from target_core.errors import TargetError
-from target_core.metrics.tasks import FAILURE_RULE
 from target_core.read_models.failures import (
     aggregates_view,
     attribution_view,
@@ -27,6 +26,7 @@ from target_core.read_models.failures import (
 )
 from target_core.read_models.probe import notes_by_query
 from target_core.read_models.runs import failed_banner, runs_with_results
+from target_core.tasks.failure import FAILURE_RULE
 
 shell.frame()
 st.title("Failures")

@@ -10,8 +10,8 @@ import streamlit as st
 from pages._ui import resources, shell, url, widgets
 from pages._ui.text import plain
 from target_core.errors import TargetError
-from target_core.metrics.tasks import FAILURE_RULE
 from target_core.read_models.matrix import OUTCOMES, cell_legend, matrix_choices, run_matrix
+from target_core.tasks.failure import FAILURE_RULE
 
 SHOWN = 1000  # rows drawn at once; the CSV has them all
 

@@ -18,7 +18,6 @@ from target_core.analysis.explain import explain
 from target_core.datasets.chunking import is_passage, passage_text
 from target_core.engine.haystack import with_distractors
 from target_core.errors import TargetError
-from target_core.metrics.tasks import FAILURE_RULE
 from target_core.read_models.answer import answer_view
 from target_core.read_models.explain_dense import render_dense
 from target_core.read_models.explain_lexical import render_lexical
@@ -34,6 +33,7 @@ from target_core.read_models.query import (
     query_terms,
 )
 from target_core.read_models.runs import failed_banner, runs_with_results
+from target_core.tasks.failure import FAILURE_RULE
 from target_core.types import parse_table_ref
 
 shell.frame()
@@ -106,7 +106,7 @@ steps[2].caption(f"{view.n_failed} {which} in this run"
                  + ("" if shown == "wrong answer" else f". Retrieval failure: {FAILURE_RULE}."))
 if answer is not None:
     render_answer(answer)
-    if answer.task == "qa":
+    if answer.judged:
         judge_launcher(run_id)
 
 st.subheader("Gold")

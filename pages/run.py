@@ -22,7 +22,6 @@ from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
 from target_core.generators import GENERATORS, generator_note
 from target_core.generators.prompts import PROMPT_SETS
 from target_core.metrics.labels import definition
-from target_core.metrics.tasks import ANSWER_TASKS
 from target_core.read_models.params import ParamError, check_choice, parse_int, unknown_message
 from target_core.read_models.runs import (
     answers_label,
@@ -40,6 +39,7 @@ from target_core.run_config import (
     GenerationConfig,
     RunConfig,
 )
+from target_core.tasks import ANSWER_TASKS, task_rules
 
 shell.frame()
 dataset = widgets.lookup_or_stop(widgets.pick_dataset())
@@ -86,7 +86,8 @@ def use_gtr_t() -> None:
     state["run-sql-schema"] = preset.sql_schema
 
 
-if dataset.task == "sql":
+answers_sql = task_rules(dataset.task).answers_sql
+if answers_sql:
     st.button("GTR-T preset", on_click=use_gtr_t, icon=":material/auto_awesome:",
               help=pipeline_preset("gtr-t").description + ". Uses openai when OPENAI_API_KEY "
               "is set, else the offline heuristic generator.")
@@ -142,7 +143,7 @@ if dataset.task in ANSWER_TASKS:
                                            DEFAULT_TOKEN_BUDGET, step=1000,
                                            key="run-budget"))
         schema = gcols[3].radio("SQL schema", SQL_SCHEMAS, key="run-sql-schema",
-                                disabled=dataset.task != "sql",
+                                disabled=not answers_sql,
                                 help="database: every table of each retrieved table's "
                                 "database (TARGET); tables: only the retrieved tables (GTR-T)")
         prompt_names = list(PROMPT_SETS)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from target_core.errors import ConfigError
+from target_core.tasks import all_tasks
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 """The directory holding target_core: the repository, or site-packages once installed."""
@@ -30,11 +31,11 @@ DEFAULT_WORKSPACE = (Path.home() / ".local" / "share" / "target-explorer" if INS
 folder, so every directory it is run from sees the same runs."""
 
 
-MAX_TOKENS = {"qa": 256, "fact": 64, "sql": 512, "summary": 256, "writer": 768,
-              "judge": 256, "hyse": 512}
-"""Default reply tokens per task (the TARGET_MAX_TOKENS_<TASK> settings)."""
-_TASK_REPLIES = {"qa": "a question's answer", "fact": "a fact verdict",
-                 "sql": "text-to-SQL (reasoning, SQL and database as JSON)",
+MAX_TOKENS = {**{t.task: t.max_tokens for t in all_tasks() if t.answers},
+              "summary": 256, "writer": 768, "judge": 256, "hyse": 512}
+"""Default reply tokens per task (its entry's max_tokens) and per other model call (the
+TARGET_MAX_TOKENS_<TASK> settings)."""
+_TASK_REPLIES = {**{t.task: t.reply_note for t in all_tasks() if t.answers},
                  "summary": "a table's name and summary",
                  "writer": "the benchmark writer's questions",
                  "judge": "the benchmark judge's verdict",

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeGuard
+from typing import TYPE_CHECKING, Any
 
 from target_core.errors import UnknownNameError
 
@@ -31,11 +31,8 @@ def parse_table_ref(ref: str) -> TableKey:
     return (database_id, table_id)
 
 Cell = str | int | float | bool | None
-Task = Literal["qa", "fact", "sql", "retrieval"]
-TASKS: tuple[Task, ...] = ("qa", "fact", "sql", "retrieval")
-def is_task(value: object) -> TypeGuard[Task]:
-    """Whether `value` is one of TASKS."""
-    return value in TASKS
+Task = str
+"""A registered task's name (target_core.tasks: qa, fact, sql, retrieval, or one added)."""
 
 
 @dataclass(frozen=True)
@@ -154,17 +151,21 @@ class Dataset(TableLookup):
         """sha256 over the canonical JSON of every table, in corpus order."""
         digest = hashlib.sha256()
         for t in self.tables:
-            record = [t.database_id, t.table_id, list(t.header), [list(r) for r in t.rows],
-                      dict(t.context)]
-            digest.update(json.dumps(record, ensure_ascii=False, sort_keys=True,
-                                     default=str).encode())
-            digest.update(b"\n")
+            digest.update(fingerprint_line(t))
         return digest.hexdigest()[:16]
 
     @cached_property
     def fingerprint(self) -> str:
         """sha256 over the corpus fingerprint, the chunking and the queries with their gold."""
         return dataset_fingerprint(self.corpus_fingerprint, self.chunking, self.queries)
+
+
+def fingerprint_line(t: Table) -> bytes:
+    """A table's part of Dataset.corpus_fingerprint (its canonical JSON and a newline), so a
+    corpus read a table at a time is fingerprinted alike (datasets/corpus_stream.py)."""
+    record = [t.database_id, t.table_id, list(t.header), [list(r) for r in t.rows],
+              dict(t.context)]
+    return json.dumps(record, ensure_ascii=False, sort_keys=True, default=str).encode() + b"\n"
 
 
 def dataset_fingerprint(corpus_fingerprint: str, chunking: str, queries: Sequence[Query]

@@ -88,10 +88,10 @@ def _reported_metric_keys() -> set[str]:
     and the per-query rows of both steps."""
     from target_core.metrics.downstream import (
         SQL_FLAGS,
-        TASK_METRICS,
         DownstreamOutcome,
         aggregate_downstream,
         per_query_downstream,
+        task_metrics,
     )
     from target_core.metrics.retrieval import (
         QueryOutcome,
@@ -99,14 +99,14 @@ def _reported_metric_keys() -> set[str]:
         metric_names,
         per_query_metrics,
     )
-    from target_core.types import TASKS
+    from target_core.tasks import ANSWER_TASKS, TASKS
 
     keys: set[str] = set()
     for task in TASKS:
         for top_k in (1, 3, 5, 7, 10, 20):
             keys.update(metric_names(default_ks(top_k), task=task))
-    for names in TASK_METRICS.values():
-        keys.update(names)
+    for task in ANSWER_TASKS:
+        keys.update(task_metrics(task))
     # SQL outcomes need no scoring library: a real call, a cached reply, a failure, a level.
     outcomes = [
         DownstreamOutcome("a", "sql", "easy", "SELECT 1", "SELECT 1",
@@ -116,7 +116,7 @@ def _reported_metric_keys() -> set[str]:
     ]
     keys.update(aggregate_downstream(outcomes, "sql"))
     # A failed outcome gives each task's per-query keys without scoring anything.
-    for task in TASK_METRICS:
+    for task in ANSWER_TASKS:
         keys.update(per_query_downstream(
             DownstreamOutcome("q", task, None, "", None if task == "fact" else "x",
                               failed=True)))

@@ -1,4 +1,4 @@
-"""One failure definition everywhere (metrics.tasks.FAILURE_RULE): on every demo dataset,
+"""One failure definition everywhere (tasks.failure.FAILURE_RULE): on every demo dataset,
 at every k, the Failures page, the Query page, `failures --json` and `show --queries`
 name the same failed queries, and they are exactly the queries with recall@k < 1.
 

@@ -33,7 +33,7 @@ from target_core.metrics.retrieval import (
 )
 from target_core.registry import DuplicateNameError
 from target_core.run_config import RunConfig
-from target_core.types import TASKS
+from target_core.tasks import TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
 G1, G2, G3 = ("db1", "gold1"), ("db1", "gold2"), ("db2", "gold3")

@@ -16,12 +16,12 @@ from target_core.metrics.answers import (
 )
 from target_core.metrics.downstream import (
     SQL_FLAGS,
-    TASK_METRICS,
     DownstreamOutcome,
     aggregate_downstream,
     difficulty_order,
     generation_summary,
     per_query_downstream,
+    task_metrics,
 )
 from target_core.metrics.facts import (
     FACT_LABELS,
@@ -243,7 +243,7 @@ def test_aggregate_qa_with_difficulties_and_a_failure() -> None:
         "sacrebleu/hard": 100 / math.e,
         "rouge_l/hard": 0.4,
     })
-    assert list(metrics)[:2] == list(TASK_METRICS["qa"])
+    assert list(metrics)[:2] == list(task_metrics("qa"))
     assert list(metrics)[-4:] == ["sacrebleu/easy", "rouge_l/easy", "sacrebleu/hard",
                                   "rouge_l/hard"]
     # Latency p50/p90 of [10, 20, 30, 40]: i + f = 3 · 0.5 = 1.5 -> 25; 3 · 0.9 = 2.7 -> 37.
@@ -331,7 +331,7 @@ def test_sql_per_query_and_aggregate() -> None:
     })
     levels = [name.split("/")[1] for name in metrics if "/" in name]
     assert list(dict.fromkeys(levels)) == ["easy", "medium", "hard", "extra"]
-    assert list(metrics)[:4] == list(TASK_METRICS["sql"])
+    assert list(metrics)[:4] == list(task_metrics("sql"))
 
 
 def test_difficulty_order_and_generation_summary() -> None:

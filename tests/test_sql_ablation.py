@@ -71,7 +71,7 @@ def test_the_seed002_set_is_figure_4_without_its_modules() -> None:
         "CREATE TABLE rooms (id INT)", "{database_schema}").replace("How many rooms?",
                                                                     "{query}"))
     # QA and fact prompts of the set are Appendix D's
-    assert PROMPT_SETS["seed002"].qa == PROMPT_SETS["appendix-d"].qa
+    assert PROMPT_SETS["seed002"].text == PROMPT_SETS["appendix-d"].text
 
 
 def test_cot_examples_and_dates_enter_figure_4s_places() -> None:

@@ -36,14 +36,13 @@ def _facts(view: AnswerView) -> str:
 
 
 def render(view: AnswerView) -> None:
-    heading = {"qa": "Generated answer", "fact": "Fact label", "sql": "Generated SQL"}
-    st.subheader(heading.get(view.task, "Generation"))
+    st.subheader(view.heading)
     st.caption(_facts(view))
     if view.error:
         st.error(f"The generator failed on this query: {plain(view.error)}")
-    if view.task == "qa":
+    if view.reply in ("text", "value"):
         _qa(view)
-    elif view.task == "fact":
+    elif view.reply == "label":
         _fact(view)
     elif view.sql is not None:
         _sql(view)

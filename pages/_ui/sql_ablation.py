@@ -10,6 +10,7 @@ import streamlit as st
 from pages._ui import jobs, resources
 from target_core.errors import TargetError
 from target_core.read_models.sql_ablation import SHOWN_FORMATS, load_sql_ablation, shown_table
+from target_core.tasks import task_rules
 from target_core.types import Dataset, TableLookup
 
 CAPTION = ("Each row is an ordinary run of the retriever and generator on the same queries "
@@ -27,7 +28,7 @@ def sql_ablation_section(lookup: TableLookup, retriever: str, *, top_k: int,
                          limit: int | None) -> None:
     """The section for a text-to-SQL dataset at the page's retriever, top-k and sample
     (it reads every table's context: a text-to-SQL dataset on its corpus index loads)."""
-    if lookup.task != "sql":
+    if not task_rules(lookup.task).answers_sql:
         return
     dataset = lookup if isinstance(lookup, Dataset) else resources.load_by_name(lookup.name)
     st.subheader("Seed 002: text-to-SQL prompt ablation (Table 2)")

@@ -53,7 +53,7 @@ class AblationReport:
     variants: list[VariantResult]
     hits: pd.DataFrame
     """query_id × variant name: 1.0 where the run found every gold table within k
-    (metrics.tasks.FAILURE_RULE), 0.0 where it failed."""
+    (tasks.failure.FAILURE_RULE), 0.0 where it failed."""
     tags: dict[str, str] = field(default_factory=dict)
     """query_id -> failure_mode, when the dataset's queries carry one."""
 
@@ -150,6 +150,6 @@ def _paired_p_values(hits: pd.DataFrame, base: str) -> dict[str, float]:
 
 
 def _found_column(store: RunStore, run: RunRecord, k: int) -> pd.Series:
-    """1.0 where the run found every gold table within k (metrics.tasks.FAILURE_RULE)."""
+    """1.0 where the run found every gold table within k (tasks.failure.FAILURE_RULE)."""
     return pd.Series({s.query_id: 0.0 if s.failed_at(k) else 1.0
                       for s in store.query_scores(run.run_id)}, dtype=float)

@@ -7,7 +7,7 @@ generation-caused (wrong even then). `rank_quality` relates the best gold rank t
 downstream score: mean per rank bin and Spearman's rho.
 
 Right/wrong: fact verification `fact_correct` = 1, text-to-SQL `execution_match` = 1
-(metrics.tasks: TaskRules.right_metric); QA has no right/wrong, so an answer counts as
+(tasks: TaskRules.right_metric); QA has no right/wrong, so an answer counts as
 right when its `sentence_bleu` (0-100) reaches `bleu_threshold` (default 20).
 """
 
@@ -18,10 +18,11 @@ from typing import Any
 
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
-from target_core.metrics.tasks import QA_BLEU_THRESHOLD, answer_right, right_rule, task_rules
 from target_core.run_config import GenerationConfig
 
 __all__ = ["Attribution", "AttributionError", "OracleSplit", "RankBin", "RankQuality",
+from target_core.tasks import task_rules
+from target_core.tasks.judging import QA_BLEU_THRESHOLD, answer_right, right_rule
            "attribution", "find_oracle_run", "rank_quality"]
 
 DEFAULT_BLEU_THRESHOLD = QA_BLEU_THRESHOLD

@@ -61,7 +61,7 @@ class MetricTest:
 
 @dataclass(frozen=True)
 class FlippedQuery:
-    """A query that one run found and the other failed at k (metrics.tasks.FAILURE_RULE:
+    """A query that one run found and the other failed at k (tasks.failure.FAILURE_RULE:
     found = every gold table within k; `hit_*` keep their names for the JSON contract)."""
 
     query_id: str

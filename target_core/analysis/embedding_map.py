@@ -176,7 +176,7 @@ def corpus_map(run: RunRecord, dataset: Dataset, query_ids: Sequence[str],
     dense:minilm vectors) with `query_ids` (the run's questions) in it: read from the
     workspace's cache, or computed and cached. Raises NoEmbeddingsError for a run without
     vectors, MapError when they cannot be mapped."""
-    from target_core.engine.haystack import haystack_distractors
+    from target_core.engine.haystack import run_corpus
     from target_core.vectorstore import VectorStoreError
 
     path = cached_map_path(run, dataset, query_ids, settings, method=method, borrow=borrow)
@@ -184,8 +184,7 @@ def corpus_map(run: RunRecord, dataset: Dataset, query_ids: Sequence[str],
     if path.exists():
         return _read(path, source, method)
     texts = [dataset.query(q).query for q in query_ids]
-    tables = dataset.tables + haystack_distractors(dataset, run.config.haystack,
-                                                   settings).tables
+    tables = run_corpus(dataset, run.config.haystack, settings)
     try:
         corpus = table_vectors(source.collection, len(tables), settings)
     except VectorStoreError as exc:

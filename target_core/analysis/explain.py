@@ -21,6 +21,7 @@ from target_core.config import Settings
 from target_core.engine.results import QueryResult
 from target_core.engine.store import RunStore
 from target_core.errors import TargetError
+from target_core.tasks import task_rules
 from target_core.types import TableKey, parse_table_ref, table_ref
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,6 @@ def explain(store: RunStore, settings: Settings, run_id: str, query_id: str,
         return explained
     explained["lexical"] = explain_lexical(run, settings, query.query, result, tables)
     explained["dense"] = explain_dense(run, dataset, query, tables, settings)
-    if run.task == "sql":
+    if task_rules(run.task).answers_sql:
         explained["sql"] = explain_sql(run, dataset, query, tables)
     return explained

@@ -35,8 +35,9 @@ from target_core.analysis.failures import (
 from target_core.analysis.memo import run_results
 from target_core.datasets.lookup import TableHead, table_heads, tables_of
 from target_core.engine.store import QueryResult, RunRecord, RunStore
-from target_core.metrics.tasks import missing_gold
 from target_core.serialize import table_text
+from target_core.tasks import task_rules
+from target_core.tasks.failure import missing_gold
 from target_core.textproc import tokenize
 from target_core.types import Table, TableKey, TableLookup, table_ref
 
@@ -110,7 +111,7 @@ def explain_cases(dataset: TableLookup, run: RunRecord, report: FailureReport,
     """query_id -> its missing terms and its winner's features, for report's cases
     (`tables`: the ones they need, read already)."""
     failed = {case.query_id: case for case in report.cases}
-    by_db = dataset.task == "sql" or _groups_by_database(dataset)
+    by_db = task_rules(dataset.task).database_level or _groups_by_database(dataset)
     mine = [(r, failed[r.query_id], missing_gold(r.gold, r.gold_ranks, report.k))
             for r in results if r.query_id in failed]
     if tables is None:

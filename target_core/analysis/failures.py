@@ -1,7 +1,7 @@
 """Failure taxonomy: why a query's gold tables were not retrieved within k.
 
 A query fails when some gold table is not among the first k retrieved (the one rule,
-metrics.tasks.FAILURE_RULE). Every failed query
+tasks.failure.FAILURE_RULE). Every failed query
 is either a near miss or a deep miss (by the best rank of its missing gold tables), so
 each has at least one category; the others say why it may have failed and can overlap.
 The evidence for each category is kept as one line of text per query.
@@ -23,9 +23,10 @@ from target_core.config import Settings, load_settings
 from target_core.datasets.lookup import TableHead, database_count, table_heads, tables_of
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
-from target_core.metrics.tasks import missing_gold
 from target_core.serialize import cell_text
 from target_core.table_view import TableView
+from target_core.tasks import task_rules
+from target_core.tasks.failure import missing_gold
 from target_core.textproc import tokenize
 from target_core.types import Query, Table, TableKey, TableLookup, table_ref
 
@@ -272,7 +273,8 @@ def _case(dataset: TableLookup, run: RunRecord, result: QueryResult, k: int, by_
     if len(missing) < len(result.gold):
         evidence["partial-multi-table"] = (f"{len(result.gold) - len(missing)} of "
                                            f"{len(result.gold)} gold tables within k")
-    if dataset.task == "sql" and result.ranked and result.ranked[0][0][0] != query.database_id:
+    if (task_rules(dataset.task).database_level and result.ranked
+            and result.ranked[0][0][0] != query.database_id):
         evidence["wrong-database"] = (f"top table from '{result.ranked[0][0][0]}', gold "
                                       f"database '{query.database_id}'")
     tag = query.meta.get("failure_mode")

@@ -59,7 +59,7 @@ def rank_scatter(outcomes: pd.DataFrame, run_a: str, run_b: str, *,
     Queries where some gold table was never ranked sit at an explicit "not ranked"
     position beyond the largest rank; queries with the same pair of ranks share one
     marker sized by their count (hover lists their ids). Colour says which run found
-    the query at k (every gold table within k, metrics.tasks.FAILURE_RULE; from
+    the query at k (every gold table within k, tasks.failure.FAILURE_RULE; from
     `outcomes_frame`, whose attrs["k"] is k), so a marker is "found" exactly when it
     lies inside the dotted k lines; the diagonal is equal ranks (below it: B ranks the
     gold higher).

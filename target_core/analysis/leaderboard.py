@@ -26,7 +26,9 @@ import pandas as pd
 from target_core.analysis.memo import Memo, run_state
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.retrieval import recall_curve
-from target_core.metrics.tasks import UNRANKED_EXTRAS, table2_recall_columns, task_rules
+from target_core.tasks import task_rules
+from target_core.tasks.base import UNRANKED_EXTRAS
+from target_core.tasks.judging import table2_recall_columns
 
 
 def run_label(run: RunRecord) -> tuple[str, str]:
@@ -65,7 +67,7 @@ class Leaderboard:
     """(dataset, retriever, variant) -> run_id, for links."""
     recall_metrics: dict[tuple[str, str], str] = field(default_factory=dict)
     """(dataset, recall column) -> the metric behind it (stored per run and per query),
-    e.g. ("demo-sql", "R@1") -> "db_hit@1" (metrics.tasks.table2_recall_columns)."""
+    e.g. ("demo-sql", "R@1") -> "db_hit@1" (tasks.judging.table2_recall_columns)."""
 
 
 def label_pair(label: Hashable) -> tuple[str, str]:

@@ -27,7 +27,7 @@ from target_core.analysis.leaderboard import (
 from target_core.analysis.memo import run_scores
 from target_core.analysis.stats import ALPHA, holm, mcnemar_exact, paired_randomization
 from target_core.engine.store import RunRecord, RunStore
-from target_core.metrics.tasks import per_query_metric
+from target_core.tasks.judging import per_query_metric
 
 __all__ = ["OUTCOME_FIELDS", "VsBest", "outcome_column", "outcomes_frame",
            "significant_vs_best"]
@@ -46,7 +46,7 @@ def outcomes_frame(store: RunStore, run_ids: Sequence[str], k: int) -> pd.DataFr
     """One row per query, with for each run: `RUN:hit` (hit@k, 0/1), `RUN:rr` (reciprocal
     rank of the first gold table), `RUN:best_gold_rank` (best rank of any gold table,
     beyond k when the retriever scored the whole corpus; <NA>: never ranked),
-    `RUN:found` (1: every gold table within k, metrics.tasks.FAILURE_RULE),
+    `RUN:found` (1: every gold table within k, tasks.failure.FAILURE_RULE),
     `RUN:last_gold_rank` (the rank by which every gold table was retrieved; <NA>: some
     gold table never ranked) and each
     downstream metric the run has (`RUN:sentence_bleu`, `RUN:execution_match`,

@@ -2,7 +2,7 @@
 field of queries.jsonl): the fields a dataset's queries offer, and each run's headline
 metrics per slice, as a table and as bars (for difficulty: GTR-T's Figure 5).
 
-A slice's metric is the run's headline (metrics.tasks) over the slice's queries: Table
+A slice's metric is the run's headline (target_core.tasks) over the slice's queries: Table
 2's recall columns as TARGET defines them (R@c: Σ gold tables within c / Σ gold tables of
 the slice, from the stored per-query `overlap@c` and `n_gold`; text-to-SQL's R@1 the
 share of queries whose top table is in the gold database), and for runs with a generator
@@ -26,10 +26,11 @@ from plotly.subplots import make_subplots
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.downstream import difficulty_order
 from target_core.metrics.labels import label
-from target_core.metrics.tasks import per_query_metric, table2_recall_columns
+from target_core.tasks import task_rules
+from target_core.tasks.judging import per_query_metric, table2_recall_columns
 from target_core.types import Query
 
-__all__ = ["ANSWER_COLUMNS", "MAX_FIELD_VALUES", "MISSING", "SliceView", "by_slice",
+__all__ = ["MAX_FIELD_VALUES", "MISSING", "SliceView", "by_slice",
            "field_values", "metadata_frame", "run_slice_columns", "slice_bars",
            "slice_frame", "slice_order", "slice_table"]
 
@@ -39,14 +40,6 @@ MAX_FIELD_VALUES = 50
 MISSING = "(none)"
 """The slice of queries that lack the field (or hold null in it)."""
 
-ANSWER_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
-    "sql": (("EX", "execution_match"), ("EM", "exact_set_match"), ("VES", "ves")),
-    "fact": (("Acc", "fact_correct"),),
-    "qa": (("BLEU", "sentence_bleu"),),
-}
-"""Per task, the per-query answer scores shown per slice: (column, per-query metric).
-Text-to-SQL's are GTR-T's Figure 5 and BIRD's VES (0-100+, the slice's mean of
-100 · R_q); QA's is the mean sentence BLEU (0-100)."""
 
 RUN_COLORS = ("#2563eb", "#f97316", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#ca8a04")
 """One colour per run, in order, wherever runs are drawn side by side."""
@@ -109,7 +102,7 @@ def run_slice_columns(run: RunRecord, present: set[str]) -> list[tuple[str, str]
             metric = per_query_metric(metric)  # stored before overlap@c: the mean
             name = label(metric, run.task)
         recall.append((name, metric))
-    answers = [pair for pair in ANSWER_COLUMNS.get(run.task, ()) if pair[1] in present]
+    answers = [pair for pair in task_rules(run.task).answer_columns if pair[1] in present]
     return [pair for pair in (*recall, *answers)
             if pair[1] in present or set(_micro_parts(pair[1])) <= present]
 

@@ -51,6 +51,7 @@ from target_core.metrics.downstream import difficulty_order, per_query_downstrea
 from target_core.sql import SqlResult, compare_results, database_class, error_blame
 from target_core.sql.interpretations import ExpandedTruth, Interpretation, stored_interpretation
 from target_core.sql.structure import DIALECT, SqlParseError, parse_sql
+from target_core.tasks import task_rules
 from target_core.types import Dataset, Query
 
 __all__ = ["DEFINITIONS", "SOURCES", "TABLE_COLUMNS", "ErrorSourceReport", "SourceRow",
@@ -358,11 +359,12 @@ class _Judge:
 
 def _sql_generation_run(store: RunStore, dataset: Dataset, run_id: str) -> RunRecord:
     run = store.get_run(run_id)
-    if run.task != "sql" or run.config.generation is None:
-        what = (f"a {run.task} run" if run.task != "sql" else "a retrieval-only run")
+    run_sql = task_rules(run.task).answers_sql
+    if not run_sql or run.config.generation is None:
+        what = f"a {run.task} run" if not run_sql else "a retrieval-only run"
         raise ConfigError(f"run {run_id} is {what}: error sources need a text-to-SQL run "
                           f"with a generator (run it with --generator)")
-    if dataset.task != "sql":
+    if not task_rules(dataset.task).answers_sql:
         raise ConfigError(f"dataset '{dataset.name}' is a {dataset.task} dataset, not "
                           f"text-to-SQL")
     if run.dataset_fingerprint != dataset.fingerprint:

@@ -193,8 +193,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from target_core.engine.store import RunStore
     from target_core.errors import ConfigError
-    from target_core.metrics.tasks import FAILURE_RULE
     from target_core.read_models.runs import query_rows
+    from target_core.tasks.failure import FAILURE_RULE
 
     store = RunStore.in_workspace(load_settings(args.workspace).workspace)
     record = store.get_run(args.run_id)

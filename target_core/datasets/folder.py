@@ -34,7 +34,8 @@ from target_core.datasets.chunking import (
 )
 from target_core.datasets.records import Where, assemble, parse_query, parse_table
 from target_core.errors import DatasetError
-from target_core.types import TASKS, Dataset, Query, Table
+from target_core.tasks import TASKS
+from target_core.types import Dataset, Query, Table
 
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"

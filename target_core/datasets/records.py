@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from target_core.errors import DatasetError
-from target_core.types import TASKS, Cell, Dataset, Query, Table, TableKey, Task, is_task
+from target_core.tasks import TASKS, is_task, task_rules
+from target_core.types import Cell, Dataset, Query, Table, TableKey, Task
 
 _SCALARS = (str, int, float, bool, type(None))
 _QUERY_FIELDS = frozenset({"query_id", "query", "answer", "table_id", "database_id", "sql",
@@ -140,10 +141,11 @@ def sql_from_answers(queries: list[Query], task: str | None, has_databases: bool
     folder with databases whose task is "sql", or is not given and every such answer
     reads as SQL (starts with SELECT or WITH). Anything else is returned unchanged."""
     lacking = [q for q in queries if q.sql is None]
-    if task not in (None, "sql") or not has_databases or not lacking:
+    answers_sql = is_task(task) and task_rules(task).answers_sql
+    if (task is not None and not answers_sql) or not has_databases or not lacking:
         return queries
     if not all(isinstance(q.answer, str) and q.answer.strip()
-               and (task == "sql" or _SQL_START.match(q.answer)) for q in lacking):
+               and (answers_sql or _SQL_START.match(q.answer)) for q in lacking):
         return queries
     return [replace(q, sql=q.answer) if q.sql is None else q for q in queries]
 
@@ -189,9 +191,7 @@ def assemble(
     table_list: list[Table] = []
     for where, table in tables:
         if table.key in seen:
-            first = seen[table.key]
-            raise where.error(f"duplicate table ({table.database_id!r}, {table.table_id!r}); "
-                              f"first defined at line {first.line}", "table_id")
+            raise duplicate_table(where, table, seen[table.key].line)
         seen[table.key] = where
         table_list.append(table)
     if not table_list:
@@ -205,6 +205,12 @@ def assemble(
     return Dataset(name=name, task=task, tables=tuple(table_list), queries=tuple(query_list),
                    databases=databases, description=description, license=license,
                    source=source, chunking=chunking)
+
+
+def duplicate_table(where: Where, table: Table, first_line: int | None) -> DatasetError:
+    """The error for a table whose key an earlier line (`first_line`) holds already."""
+    return where.error(f"duplicate table ({table.database_id!r}, {table.table_id!r}); "
+                       f"first defined at line {first_line}", "table_id")
 
 
 def check_queries(queries: Iterable[tuple[Where, Query]], tables: Container[TableKey],
@@ -238,7 +244,7 @@ def check_task(task: str | None, queries: list[Query], databases: Mapping[str, P
     if not is_task(task):
         raise DatasetError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}",
                            field="task", path=source or None)
-    if task == "sql":
+    if task_rules(task).answers_sql:
         _check_databases(databases, database_dir, table_wheres, query_wheres, queries)
     return task
 

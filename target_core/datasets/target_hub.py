@@ -37,6 +37,7 @@ from target_core.datasets.hub_files import (
 from target_core.datasets.records import Where, assemble, parse_query, parse_table
 from target_core.errors import DatasetError, DatasetUnavailableError, UnknownNameError
 from target_core.sql.structure import SqlParseError, gold_tables
+from target_core.tasks import task_rules
 from target_core.types import Dataset, Query, Table
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,18 @@ class HubSpec:
     dataset_name: str = ""
     """TARGET's `dataset_name` ("fetaqa", "spider-test"): what its results files and
     results folders (`<dir>/<dataset_name>/<k>.jsonl`) call the dataset."""
+
+    @property
+    def answers_sql(self) -> bool:
+        """The task's answers are SQL (its entry): the corpus is one file beside the
+        databases, and a query's gold SQL is its answer."""
+        return task_rules(self.task).answers_sql
+
+    @property
+    def labels(self) -> bool:
+        """Answers are judged against a label (its entry): a record without a boolean
+        label takes it from its answer."""
+        return task_rules(self.task).reference == "label"
 
     @property
     def sql_corpus_file(self) -> str:
@@ -150,7 +163,7 @@ def load_hub_snapshot(spec: HubSpec, corpus_dir: Path, queries_dir: Path) -> Dat
     Raises DatasetError naming the file, the 1-based record index (as line) and field.
     """
     corpus_dir, queries_dir = Path(corpus_dir), Path(queries_dir)
-    if spec.task == "sql":
+    if spec.answers_sql:
         corpus_files = [corpus_dir / spec.sql_corpus_file]
         if not corpus_files[0].is_file():
             raise DatasetError("the text-to-SQL corpus file is missing", path=corpus_files[0])
@@ -166,7 +179,7 @@ def load_hub_snapshot(spec: HubSpec, corpus_dir: Path, queries_dir: Path) -> Dat
                for path in _split_files_or_error(queries_dir, spec.split)
                for where, record in read_records(path)]
     databases = ({db: corpus_dir / spec.database_dir / db / f"{db}.sqlite" for db in known}
-                 if spec.task == "sql" else {})
+                 if spec.answers_sql else {})
     return assemble(
         name=spec.name, task=spec.task, tables=tables, queries=queries, databases=databases,
         corpus_source=str(corpus_files[0]), queries_source=str(queries_dir),
@@ -199,9 +212,9 @@ def _query(record: Any, where: Where, spec: HubSpec,
     record = {k: plain(v) for k, v in record.items() if not str(k).startswith("__index_level")}
     if "table_id" in record:
         record["table_id"] = _decoded(record["table_id"])
-    if spec.task == "fact" and not isinstance(record.get("label"), bool):
+    if spec.labels and not isinstance(record.get("label"), bool):
         record["label"] = fact_label(record.get("answer"))
-    if spec.task == "sql" and record.get("database_id") is not None:
+    if spec.answers_sql and record.get("database_id") is not None:
         record["sql"], record["table_id"] = _sql_gold(record, where, known)
     return parse_query(record, where)
 
@@ -242,7 +255,7 @@ class _Progress:
 
 def _allow_patterns(spec: HubSpec, repo: str) -> list[str]:
     """Only the split's files: the SQL corpus repos also hold other splits' databases."""
-    if spec.task == "sql" and repo == spec.corpus_repo:
+    if spec.answers_sql and repo == spec.corpus_repo:
         return [spec.sql_corpus_file, f"{spec.database_dir}/*"]
     return [f"*{kw}*" for kw in SPLIT_KEYWORDS.get(spec.split, (spec.split,))]
 

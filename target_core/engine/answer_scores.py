@@ -32,13 +32,12 @@ from target_core.metrics.gtr import (
     gtr_query_metrics,
     sas_scores,
 )
-from target_core.metrics.tasks import reference_of
+from target_core.tasks import task_rules
+from target_core.tasks.judging import reference_of
 from target_core.types import Dataset
 
 log = logging.getLogger(__name__)
 
-GTR_TASKS = ("qa",)
-"""Tasks whose reference is a text answer: the ones GTR's metrics score."""
 
 SAS_EMBEDDER = "minilm"
 
@@ -72,7 +71,7 @@ def gtr_run_metrics(store: RunStore, run_id: str, dataset: Dataset,
                     results: Sequence[QueryResult]) -> dict[str, float]:
     """Store each answered query's GTR metrics and return the run-level means ({} for a
     task without text answers)."""
-    if dataset.task not in GTR_TASKS:
+    if not task_rules(dataset.task).gtr:  # GTR scores text answers only
         return {}
     answered = [r for r in results if r.generation is not None]
     if not answered:

@@ -31,6 +31,7 @@ from target_core.datasets.chunking import document_of
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import UnknownNameError
 from target_core.metrics.documents import document_level
+from target_core.tasks import task_rules
 from target_core.types import TableKey
 
 FORMATS = ("target", "trec", "csv")
@@ -54,7 +55,7 @@ def _target_lines(run: RunRecord, results: Iterable[QueryResult]) -> Iterator[st
 def generated_results(task: str, generation: dict[str, Any]) -> Any:
     """TARGET's `generated_results` of one stored generation record."""
     answer = str(generation.get("answer") or "")
-    if task != "sql":
+    if not task_rules(task).answers_sql:
         return answer
     database = (generation.get("sql") or {}).get("database_id") or generation.get(
         "database_id")
@@ -119,7 +120,7 @@ def _units(ranked: list[tuple[TableKey, float]], gold: list[TableKey]
 def _generation_cells(task: str, generation: dict[str, Any] | None) -> list[Any]:
     record = generation or {}
     cells = [record.get("answer") or "", record.get("error") or ""]
-    if task == "sql":
+    if task_rules(task).answers_sql:
         cells.append((record.get("sql") or {}).get("error_class") or "")
     return cells
 
@@ -127,7 +128,8 @@ def _generation_cells(task: str, generation: dict[str, Any] | None) -> list[Any]
 def _csv(run: RunRecord, rows: list[QueryResult], out: Path) -> list[Path]:
     metric_names = sorted({name for r in rows for name in r.metrics})
     generated = any(r.generation is not None for r in rows)
-    extra = (["answer", "generation_error"] + (["error_class"] if run.task == "sql" else [])
+    extra = (["answer", "generation_error"]
+             + (["error_class"] if task_rules(run.task).answers_sql else [])
              if generated else [])
     with out.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)

@@ -35,11 +35,12 @@ from target_core.llm.error_classes import classify_error
 from target_core.metrics.downstream import DownstreamOutcome, per_query_downstream
 from target_core.metrics.facts import FACT_LABELS, gold_label, map_prediction
 from target_core.metrics.gtr import gtr_query_metrics
-from target_core.metrics.tasks import reference_of
 from target_core.metrics.ves import VesTiming, ves_of_timing
 from target_core.run_config import GenerationConfig
 from target_core.sql.execute import SqlLimits
 from target_core.table_view import TableView
+from target_core.tasks import task_rules
+from target_core.tasks.judging import reference_of
 from target_core.tokens import TokenCounter
 from target_core.types import Dataset, Query, TableKey
 
@@ -94,7 +95,8 @@ class DownstreamStep:
             return Generation(answer="", error=str(no_room), error_class="window")
         task = self.evaluator.dataset.task
         messages = self.messages(query, context.text, no_context=context.mode == "none")
-        reply = "text" if task == "sql" and self.prompts == SEED002_SET else "json"
+        reply = ("text" if task_rules(task).answers_sql and self.prompts == SEED002_SET
+                 else "json")
         return self.generator.generate(GenerationRequest(task, query.query, context,
                                                          messages, sql_reply=reply))
 
@@ -142,20 +144,21 @@ class Evaluator:
                  generator: str, label: str) -> tuple[dict[str, Any], dict[str, float]]:
         """(the record stored on the query, its per-query metrics)."""
         task = self.dataset.task
+        rules = task_rules(task)
         record: dict[str, Any] = {
             "generator": generator, "label": label,
             "context": context.mode, "context_keys": [list(k) for k in context.keys],
             "databases": list(context.databases), "cut": dict(context.cut),
             **generation.to_dict()}
-        if task == "fact":
+        if rules.reply == "label":
             pred = map_prediction(generation.answer)
             record["fact"] = {"pred": pred, "pred_label": FACT_LABELS[pred],
                               "gold": gold_label(reference_of(query, task))}
-        elif task == "sql":
+        elif rules.answers_sql:
             record["sql"] = self._evaluate_sql(query, generation, context)
         outcome = downstream_outcome(query, record, task)
         metrics = per_query_downstream(outcome)
-        if task == "qa":  # GTR's ROUGE P/R/F, reply tokens, response time (metrics.gtr)
+        if rules.gtr:  # GTR's ROUGE P/R/F, reply tokens, response time (metrics.gtr)
             metrics |= gtr_query_metrics(outcome.prediction, outcome.reference,
                                          failed=outcome.failed, ms=outcome.ms)
         return record, metrics

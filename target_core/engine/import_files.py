@@ -32,6 +32,7 @@ from target_core.config import Settings
 from target_core.datasets import load_dataset
 from target_core.errors import DatasetError, DatasetUnavailableError, UnknownNameError
 from target_core.generators.base import Generation
+from target_core.tasks import task_rules
 from target_core.types import Dataset, TableKey
 
 EXAMPLES = 3  # tables a warning names
@@ -153,7 +154,7 @@ def read_target_downstream(path: str | Path, dataset: Dataset
     """query_id -> the imported answer as a Generation (SQL: with its database id)."""
     answers: dict[str, Generation] = {}
     for where, query_id, raw in _records(path, dataset, "generated_results"):
-        if dataset.task == "sql":
+        if task_rules(dataset.task).answers_sql:
             if not (isinstance(raw, list) and len(raw) == 2
                     and all(isinstance(v, str) for v in raw)):
                 raise where.error("must be [sql, database_id] for a text-to-SQL dataset",

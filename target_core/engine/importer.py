@@ -51,9 +51,9 @@ from target_core.metrics.retrieval import (
     per_query_rows,
     pooled_target_metrics,
 )
-from target_core.metrics.tasks import ANSWER_TASKS
 from target_core.run_config import GenerationConfig, RunConfig
 from target_core.sql.execute import SqlLimits
+from target_core.tasks import ANSWER_TASKS
 from target_core.types import Dataset, TableKey
 
 logger = logging.getLogger(__name__)

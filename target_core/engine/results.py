@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from target_core.metrics.retrieval import QueryOutcome
-from target_core.metrics.tasks import failed_at, last_gold_rank
+from target_core.tasks.failure import failed_at, last_gold_rank
 from target_core.types import TableKey
 
 
@@ -33,7 +33,7 @@ class QueryResult:
 
     @property
     def last_rank(self) -> int | None:
-        """The rank by which every gold table was retrieved (metrics.tasks.last_gold_rank)."""
+        """The rank by which every gold table was retrieved (tasks.failure.last_gold_rank)."""
         return last_gold_rank(self.gold_ranks)
 
     def failed_at(self, k: int) -> bool:

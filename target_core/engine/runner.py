@@ -48,7 +48,6 @@ from target_core.metrics.retrieval import (
     per_query_rows,
     pooled_target_metrics,
 )
-from target_core.metrics.tasks import ANSWER_TASKS, task_rules
 from target_core.progress import SCORING, SCORING_ANSWERS, Progress, no_progress
 from target_core.retrievers import build_retriever
 from target_core.retrievers.base import Retriever, rank_in
@@ -56,6 +55,7 @@ from target_core.retrievers.llm_calls import LLMCalls, llm_call_notes, llm_calls
 from target_core.run_config import RunConfig
 from target_core.serialize import texts_fingerprint
 from target_core.sql.execute import SqlLimits
+from target_core.tasks import ANSWER_TASKS, task_rules
 from target_core.tokens import get_counter
 from target_core.types import Dataset, Query, TableKey
 
@@ -160,7 +160,7 @@ def _generator_for(config: RunConfig, dataset: Dataset, settings: Settings
 def with_task_defaults(config: RunConfig, task: str) -> RunConfig:
     """`config` with what it leaves open filled in by the task's rules, so the stored
     configuration says what ran: a text-to-SQL generator without a context size gets
-    the paper's (the top table's database, k = 1; metrics.tasks)."""
+    the paper's (the top table's database, k = 1; target_core.tasks)."""
     generation = config.generation
     default_k = task_rules(task).default_context_k
     if (generation is None or generation.context != "retrieved"

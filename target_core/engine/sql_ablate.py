@@ -25,6 +25,7 @@ from target_core.generators.sql_prompt_options import (
 )
 from target_core.progress import Progress, no_progress
 from target_core.run_config import GenerationConfig, RunConfig
+from target_core.tasks import task_rules
 from target_core.types import Dataset
 
 __all__ = ["BASE_NAME", "DEFAULT_SHOTS", "SqlVariant", "sql_ablation_configs",
@@ -74,7 +75,7 @@ def sql_ablation_configs(dataset: str, retriever: str, generator: str,
 def sql_variant_runs(store: RunStore, dataset: Dataset, configs: Sequence[RunConfig]
                      ) -> list[RunRecord | None]:
     """The newest complete run of each configuration (None: not run yet)."""
-    if dataset.task != "sql":
+    if not task_rules(dataset.task).answers_sql:
         raise ConfigError(f"dataset '{dataset.name}' has task '{dataset.task}': seed 002's "
                           "ablation needs a text-to-SQL dataset")
     return complete_runs(store, configs, dataset.fingerprint)

@@ -63,7 +63,7 @@ class QueryResults(StoreFile):
     def query_scores(self, run_id: str) -> list[QueryScore]:
         """Every query's metrics, best and last gold rank, in query order."""
         # last_rank: NULL when a gold table is unranked (COUNT skips JSON nulls), 0 when
-        # there is no gold table, as metrics.tasks.last_gold_rank
+        # there is no gold table, as tasks.failure.last_gold_rank
         return [QueryScore(r["query_id"], json.loads(r["metrics"]), r["best_rank"],
                            r["last_rank"])
                 for r in self.db.query(

@@ -23,6 +23,7 @@ from target_core.generators.base import (
 )
 from target_core.generators.prompts import build_messages
 from target_core.registry import CheckReport
+from target_core.tasks import all_tasks
 from target_core.types import Table
 
 CHECK_TABLE = Table("geo", "lakes", ("lake", "depth_m", "country"),
@@ -33,16 +34,17 @@ CHECK_SCHEMA = SchemaTable("geo", "lakes", (Column("lake", "TEXT"), Column("dept
                            "CREATE TABLE lakes (lake TEXT, depth_m INTEGER, country TEXT)")
 TABLE_TEXT = ("| lake | depth_m | country |\n|---|---|---|\n| Lake Baikal | 1642 | Russia |\n"
               "| Lake Tanganyika | 1470 | Tanzania |")
-QUESTIONS = {"qa": "How deep is Lake Baikal?",
-             "fact": "Lake Baikal is deeper than Lake Tanganyika.",
-             "sql": "Which lake is the deepest?"}
 
 
 def check_requests() -> list[GenerationRequest]:
-    """One request per task, as the engine builds them."""
+    """One request per task with answers, as the engine builds them: its entry's
+    `check_question` about CHECK_TABLE (a SQL task: its schema)."""
     requests = []
-    for task, query in QUESTIONS.items():
-        if task == "sql":
+    for rules in all_tasks():
+        task, query = rules.task, rules.check_question
+        if not query:
+            continue
+        if rules.answers_sql:
             context = Context("retrieved", schema=(CHECK_SCHEMA,), databases=("geo",),
                               text=CHECK_SCHEMA.create_sql)
         else:

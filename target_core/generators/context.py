@@ -43,6 +43,7 @@ from target_core.llm.window import PromptLimit
 from target_core.run_config import GenerationConfig
 from target_core.serialize import context_lines, table_text
 from target_core.table_view import TEXT_FORMATS, TableView
+from target_core.tasks import task_rules
 from target_core.tokens import TokenCounter
 from target_core.types import Dataset, Query, Table, TableKey
 
@@ -136,7 +137,7 @@ class ContextBuilder:
             return Context(mode="none", cut={"budget": self._budget, "tokens": 0,
                                              "exact": self.counter.exact, "tables": [],
                                              "dropped": [], **self._window})
-        if self.dataset.task == "sql":
+        if task_rules(self.dataset.task).answers_sql:
             return self._sql_context(keys)
         return self._table_context(keys)
 

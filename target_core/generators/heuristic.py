@@ -27,6 +27,7 @@ from target_core.generators.base import (
 from target_core.generators.heuristic_fact import NEI, verify_statement
 from target_core.generators.heuristic_qa import answer_question
 from target_core.generators.heuristic_sql import write_sql
+from target_core.tasks import task_rules
 from target_core.types import Table
 
 __all__ = ["NEI", "HeuristicGenerator", "answer_question", "verify_statement"]
@@ -55,16 +56,18 @@ class HeuristicGenerator:
 
     def _answer(self, request: GenerationRequest) -> tuple[str, str | None, str]:
         context = request.context
-        if request.task == "qa":
-            answer, why = answer_question(request.query, context.tables[:1])
+        reply = task_rules(request.task).reply
+        if reply in ("text", "value"):
+            answer, why = answer_question(request.query, context.tables[:1],
+                                          bare=reply == "value")
             return answer, None, why
-        if request.task == "fact":
+        if reply == "label":
             label, why = verify_statement(request.query, context.tables)
             return label, None, why
-        if request.task == "sql":
+        if reply == "sql":
             guess = write_sql(request.query, context.schema, context.databases)
             return guess.sql, guess.database_id, guess.reasoning
-        raise ValueError(f"unknown task {request.task!r} (expected qa, fact or sql)")
+        raise ValueError(f"task {request.task!r} has no answers to generate")
 
     def summarize(self, table: Table, *, rows: int = 3) -> TableSummary:
         """A template, not a model: "Table about <title> with columns <header>, e.g.

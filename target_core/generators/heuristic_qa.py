@@ -25,7 +25,8 @@ _WH_HINTS = {"where": ("venue", "stadium", "location", "city", "place", "ground"
              "directed": ("directed", "director"), "won": ("winner",), "led": ("leader",)}
 
 
-def answer_question(query: str, tables: Sequence[Table]) -> tuple[str, str]:
+def answer_question(query: str, tables: Sequence[Table], *, bare: bool = False
+                    ) -> tuple[str, str]:
     """Extractive QA from the first table; returns (answer, reasoning).
 
     Row: the row sharing most content tokens with the question (a number equal to a
@@ -35,7 +36,8 @@ def answer_question(query: str, tables: Sequence[Table]) -> tuple[str, str]:
     best matching the question's other words and its wh-word ("where" -> venue, city;
     "when" -> date, year); "how many/much/long/far..." keeps numeric cells, "who" text.
     Answer: "The <header> of <row label> in <title> is <cell>." (row label = the row's
-    name-like cell), or "<cell> (<title>)" when the asked column is the label itself.
+    name-like cell), or "<cell> (<title>)" when the asked column is the label itself;
+    `bare`: the cell alone (a task whose reply is one value).
     """
     if not tables or not tables[0].rows or not tables[0].header:
         return "", "no table in the context"
@@ -53,6 +55,8 @@ def answer_question(query: str, tables: Sequence[Table]) -> tuple[str, str]:
     cell = row[column] if column < len(row) else None
     if cell is None:
         return "", f"{how} {row_index}: empty cell"
+    if bare:
+        return str(cell), f"{how} {row_index}, column {table.header[column]!r}"
     where = table.title or table.table_id.replace("_", " ")
     label = row[label_col] if label_col < len(row) else None
     if column == label_col or label is None:

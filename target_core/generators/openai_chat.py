@@ -22,6 +22,7 @@ from target_core.llm.client import CallFailed
 from target_core.metrics.facts import names_a_label
 from target_core.serialize import table_text
 from target_core.table_view import TableView
+from target_core.tasks import task_rules
 from target_core.types import Table
 
 log = logging.getLogger(__name__)
@@ -45,8 +46,9 @@ class OpenAIGenerator(ChatModel):
 
     def generate(self, request: GenerationRequest) -> Generation:
         started = time.perf_counter()
-        text_sql = request.task == "sql" and request.sql_reply == "text"
-        schema = SQL_RESPONSE_SCHEMA if request.task == "sql" and not text_sql else None
+        reply_kind = task_rules(request.task).reply
+        text_sql = reply_kind == "sql" and request.sql_reply == "text"
+        schema = SQL_RESPONSE_SCHEMA if reply_kind == "sql" and not text_sql else None
         try:
             reply, cached = self._complete(request.messages, request.task,
                                            schema=schema, structured=schema is not None)
@@ -55,23 +57,23 @@ class OpenAIGenerator(ChatModel):
         answered = Generation(answer="", tokens_in=reply.tokens_in,
                               tokens_out=reply.tokens_out, cached=cached, ms=_ms(started),
                               truncated=reply.truncated, served_model=reply.served_model)
-        if request.task == "fact" and not names_a_label(reply.content):
+        if reply_kind == "label" and not names_a_label(reply.content):
             return replace(answered, reasoning=reply.content[:4000],
                            error="the reply names no label (True, False or Not Enough "
-                                 "Information)" + self._cut_note(reply, "fact"))
-        if request.task != "sql":
+                                 "Information)" + self._cut_note(reply, request.task))
+        if reply_kind != "sql":
             return replace(answered, answer=reply.content.strip())
         if text_sql:  # seed 002's prompt: prose, the SQL in a fence
             from target_core.generators.sql_prompt_options import extract_sql
 
             sql, why = extract_sql(reply.content)
             return replace(answered, answer=sql, reasoning=why, error=None if sql else (
-                "the reply holds no SQL query" + self._cut_note(reply, "sql")))
+                "the reply holds no SQL query" + self._cut_note(reply, request.task)))
         parsed = parse_json_object(reply.content)
         if parsed is None or not isinstance(parsed.get("sql_query"), str):
             return replace(answered, reasoning=reply.content[:4000],
                            error="the reply is not the JSON object asked for (no "
-                                 "'sql_query' string)" + self._cut_note(reply, "sql"))
+                                 "'sql_query' string)" + self._cut_note(reply, request.task))
         database = parsed.get("database_id")
         return replace(answered, answer=parsed["sql_query"].strip(),
                        database_id=str(database) if database not in (None, "") else None,

@@ -40,6 +40,7 @@ from target_core.generators.sql_prompt_options import (
     seed002_messages,
 )
 from target_core.run_config import DEFAULT_PROMPT_SET
+from target_core.tasks import task_rules
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -150,17 +151,24 @@ CODE_NO_CONTEXT = (
 
 @dataclass(frozen=True)
 class PromptSet:
-    """The (system, instruction) pair of each task and the no-context instruction.
+    """The (system, instruction) pair of each reply a task asks for (its entry's
+    `reply`: a text answer as QA, a label as fact verification, SQL) and the
+    no-context instruction.
 
-    Instructions are str.format templates with {table_contents} and {query} (QA, fact)
-    or {database_schema}, {query} and optionally {format_instructions} (text-to-SQL).
+    Instructions are str.format templates with {table_contents} and {query} (text,
+    label) or {database_schema}, {query} and optionally {format_instructions} (SQL).
     """
 
     description: str
-    qa: tuple[str, str]
-    fact: tuple[str, str]
+    text: tuple[str, str]
+    label: tuple[str, str]
     sql: tuple[str, str]
     no_context: str
+
+    def for_reply(self, reply: str) -> tuple[str, str]:
+        """The prompt for a reply kind (tasks/base.py REPLIES); one value is asked for
+        as a text answer unless the task brings its own prompt."""
+        return self.text if reply == "value" else getattr(self, reply)
 
 
 PROMPT_SETS: dict[str, PromptSet] = {
@@ -211,8 +219,8 @@ def build_messages(task: str, query: str, context_text: str, *, no_context: bool
                    today: date | str | None = None, prompts: str = DEFAULT_PROMPT_SET,
                    options: PromptOptions | None = None, examples: Sequence[Example] = ()
                    ) -> tuple[dict[str, str], ...]:
-    """System + instruction messages for `task` ("qa", "fact" or "sql") from the prompt
-    set named `prompts` (PROMPT_SETS).
+    """System + instruction messages for `task` from the prompt set named `prompts`
+    (PROMPT_SETS): the set's prompt for the task's reply, or the task's own.
 
     `today` (text-to-SQL): the reference date of a question with relative time
     references (benchmark-builder datasets store one per query); it follows the
@@ -220,12 +228,15 @@ def build_messages(task: str, query: str, context_text: str, *, no_context: bool
     `examples`: seed 002's toggles and few-shot pairs (the seed002 set's SQL prompt).
     """
     chosen = prompt_set(prompts)
-    system, instruction = {"qa": chosen.qa, "fact": chosen.fact, "sql": chosen.sql}[task]
+    rules = task_rules(task)
+    if rules.reply is None:
+        raise ValueError(f"task {task!r} has no answers to prompt for")
+    system, instruction = rules.prompt or chosen.for_reply(rules.reply)
     contents = chosen.no_context if no_context else context_text
-    if task == "sql" and prompts == SEED002_SET:  # its toggles: sql_prompt_options
+    if rules.answers_sql and prompts == SEED002_SET:  # its toggles: sql_prompt_options
         return seed002_messages(query, contents, options or PromptOptions(), today=today,
                                 examples=examples)
-    if task == "sql":
+    if rules.answers_sql:
         question = f"{query}\n{today_line(today)}" if today else query
         user = instruction.format(database_schema=contents, query=question,
                                   format_instructions=SQL_FORMAT_INSTRUCTIONS)

@@ -38,6 +38,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from target_core.errors import ConfigError
+from target_core.tasks import task_rules
 from target_core.textproc import STOPWORDS
 from target_core.types import Dataset, Query
 
@@ -191,8 +192,9 @@ class FewShotPool:
         for database_id, example in accepted_pairs(workspace, dataset.name):
             drafted.setdefault(database_id, []).append(example)
         own: dict[str, list[Example]] = {}
+        answers_sql = task_rules(dataset.task).answers_sql
         for q in dataset.queries:
-            if q.sql or dataset.task == "sql":
+            if q.sql or answers_sql:
                 own.setdefault(q.database_id, []).append(
                     Example(q.query, q.sql or str(q.answer), f"query {q.query_id}"))
         by_database = {db: (examples, "benchmark builder drafts")

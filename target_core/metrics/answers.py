@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["answer_text", "corpus_bleu", "differing_words", "rouge_l", "sentence_bleu"]
+__all__ = ["answer_text", "corpus_bleu", "differing_words", "exact_match", "rouge_l",
+           "sentence_bleu"]
 
 WordMarks = list[tuple[str, bool]]
 """A text's whitespace tokens in order, each with True when the other text shares it."""
@@ -102,6 +103,17 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     import sacrebleu
 
     return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score)
+
+
+def exact_match(hypothesis: str, reference: Any) -> float:
+    """1.0 when the answer is the reference (`answer_text`) up to case, surrounding
+    whitespace, quotes and a final period, and runs of spaces; else 0.0.
+    E.g. "  lake baikal." matches "Lake Baikal"; "1642 m" does not match 1642."""
+    return float(_normalised(hypothesis) == _normalised(answer_text(reference)))
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.strip().strip("\"'").rstrip(".").split()).casefold()
 
 
 def rouge_l(hypothesis: str, reference: str, *, stemmer: bool = False) -> float:

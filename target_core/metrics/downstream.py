@@ -12,6 +12,8 @@ Averages, spelled out (n outcomes):
   TARGET's "SB"); `rouge_l` is the macro mean of per-query ROUGE-L F.
 * Fact verification: accuracy, and sklearn's support-weighted and macro averages over
   labels (see `metrics.facts.fact_scores`).
+* Exact match (a task whose entry scores by "exact"): `exact_match`, the macro mean of
+  the per-query 0/1 `exact_match` (`metrics.answers.exact_match`).
 * Text-to-SQL: each rate is the macro mean of a 0/1 per-query flag, e.g.
   execution_accuracy = (1/n) Σ_q execution_match_q; `ves` likewise the macro mean of
   the per-query ves_q = 100 · R_q (`metrics.ves`, BIRD's VES), when every outcome has one.
@@ -32,15 +34,21 @@ from typing import Any
 
 import numpy as np
 
-from target_core.metrics.answers import answer_text, corpus_bleu, rouge_l, sentence_bleu
+from target_core.metrics.answers import (
+    answer_text,
+    corpus_bleu,
+    exact_match,
+    rouge_l,
+    sentence_bleu,
+)
 from target_core.metrics.facts import fact_correct, fact_scores, gold_label, map_prediction
-from target_core.metrics.tasks import ANSWER_TASKS
 from target_core.metrics.ves import ves as ves_mean
+from target_core.tasks import ANSWER_TASKS, task_rules
 
 __all__ = [
-    "DIFFICULTY_ORDER", "SQL_FLAGS", "SQL_METRICS", "TASK_METRICS",
+    "DIFFICULTY_ORDER", "SCORING_METRICS", "SQL_FLAGS", "SQL_METRICS",
     "DownstreamOutcome", "aggregate_downstream", "difficulty_order", "generation_summary",
-    "per_query_downstream",
+    "per_query_downstream", "task_metrics",
 ]
 
 
@@ -56,15 +64,24 @@ SQL_METRICS: dict[str, str] = {
 }
 """Per-query flag -> the run-level name of its mean."""
 
-TASK_METRICS: dict[str, tuple[str, ...]] = {
-    "qa": ("sacrebleu", "rouge_l"),
-    "fact": ("fact_accuracy", "fact_precision", "fact_recall", "fact_f1", "fact_macro_f1",
-             "fact_nei_rate", "fact_recall_excl_nei"),
+SCORING_METRICS: dict[str, tuple[str, ...]] = {
+    "bleu": ("sacrebleu", "rouge_l"),
+    "label": ("fact_accuracy", "fact_precision", "fact_recall", "fact_f1", "fact_macro_f1",
+              "fact_nei_rate", "fact_recall_excl_nei"),
     "sql": tuple(SQL_METRICS.values()),
+    "exact": ("exact_match",),
 }
-"""Each task's quality metrics, in `aggregate_downstream`'s order; these (not latency or
-error counts) are also reported per difficulty as `<name>/<difficulty>`. Text-to-SQL adds
-`ves` after them when its outcomes carry VES timings."""
+"""Each way of scoring answers (a task entry's `scoring`, tasks/base.py SCORINGS): its
+quality metrics, in `aggregate_downstream`'s order; these (not latency or error counts)
+are also reported per difficulty as `<name>/<difficulty>`. SQL adds `ves` after them
+when its outcomes carry VES timings."""
+
+
+def task_metrics(task: str) -> tuple[str, ...]:
+    """The run-level quality metrics of `task`'s answers (SCORING_METRICS of its entry's
+    scoring); () for a task without answers."""
+    scoring = task_rules(task).scoring
+    return SCORING_METRICS[scoring] if scoring else ()
 
 DIFFICULTY_ORDER: tuple[str, ...] = ("easy", "medium", "hard", "extra")
 """Spider's levels, reported in this order before any other difficulty value."""
@@ -74,7 +91,8 @@ DIFFICULTY_ORDER: tuple[str, ...] = ("easy", "medium", "hard", "extra")
 class DownstreamOutcome:
     """One query's generated output and its reference: the input of downstream metrics.
 
-    * `task`: "qa", "fact" or "sql".
+    * `task`: a task with answers (qa, fact, sql, ...); its entry's `scoring` says how
+      the outcome is scored, below by scoring ("bleu" as qa, "label" as fact, "sql").
     * `prediction`: qa, the generated answer; fact, the raw generated text (labelled by
       TARGET's rule); sql, the generated SQL.
     * `reference`: qa, the reference answer in any form (`answer_text` makes it text);
@@ -116,8 +134,9 @@ class DownstreamOutcome:
             raise fail("a failed generation has an empty prediction")
         if self.difficulty is not None and not isinstance(self.difficulty, str):
             raise fail(f"difficulty must be a string or None, got {self.difficulty!r}")
+        scoring = task_rules(self.task).scoring
         if self.sql_flags is not None:
-            if self.task != "sql":
+            if scoring != "sql":
                 raise fail(f"sql_flags are for the sql task, not {self.task!r}")
             unknown = sorted(set(self.sql_flags) - set(SQL_FLAGS))
             if unknown:
@@ -130,7 +149,7 @@ class DownstreamOutcome:
                     or not math.isfinite(ms) or ms < 0):
                 raise fail(f"ms must be a finite number >= 0 or None, got {ms!r}")
             object.__setattr__(self, "ms", float(ms))
-        if self.task == "fact":
+        if scoring == "label":
             try:
                 gold_label(self.reference)
             except (TypeError, ValueError) as exc:
@@ -153,13 +172,17 @@ def per_query_downstream(outcome: DownstreamOutcome) -> dict[str, float]:
     `aggregate_downstream` for the NEI caveat) or SQL rate; BLEU does not average:
     re-aggregate with `corpus_bleu` on the texts.
     """
-    if outcome.task == "qa":
+    scoring = task_rules(outcome.task).scoring
+    if scoring == "exact":
+        return {"exact_match": 0.0 if outcome.failed
+                else exact_match(outcome.prediction, outcome.reference)}
+    if scoring == "bleu":
         if outcome.failed:
             return {"sentence_bleu": 0.0, "rouge_l": 0.0}
         reference = answer_text(outcome.reference)
         return {"sentence_bleu": sentence_bleu(outcome.prediction, reference),
                 "rouge_l": rouge_l(outcome.prediction, reference)}
-    if outcome.task == "fact":
+    if scoring == "label":
         if outcome.failed:
             return {"fact_correct": 0.0, "fact_pred": -1.0}
         pred = map_prediction(outcome.prediction)
@@ -248,15 +271,19 @@ def difficulty_order(levels: set[str] | Sequence[str]) -> list[str]:
 # --- helpers -----------------------------------------------------------------------------
 
 def _task_metrics(outcomes: Sequence[DownstreamOutcome], task: str) -> dict[str, float]:
-    """The quality metrics of TASK_METRICS[task] over a non-empty set of outcomes."""
-    if task == "qa":
+    """The quality metrics of task_metrics(task) over a non-empty set of outcomes."""
+    scoring = task_rules(task).scoring
+    if scoring == "exact":
+        return {"exact_match": float(np.mean([
+            0.0 if o.failed else exact_match(o.prediction, o.reference) for o in outcomes]))}
+    if scoring == "bleu":
         hypotheses = [o.prediction for o in outcomes]  # a failed one's is ""
         references = [answer_text(o.reference) for o in outcomes]
         rouge = [0.0 if o.failed else rouge_l(o.prediction, ref)
                  for o, ref in zip(outcomes, references, strict=True)]
         return {"sacrebleu": corpus_bleu(hypotheses, references),
                 "rouge_l": float(np.mean(rouge))}
-    if task == "fact":
+    if scoring == "label":
         golds = [gold_label(o.reference) for o in outcomes]
         preds = [-1 if o.failed else map_prediction(o.prediction) for o in outcomes]
         return fact_scores(golds, preds)

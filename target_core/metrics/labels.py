@@ -5,7 +5,7 @@ for a metric key, and its definition in one line.
 Σ gold tables found within k / Σ gold tables (`recall_micro@k`). The mean over queries
 of each query's recall (`recall@k`) is "mean recall@k"; the two differ when queries have
 several gold tables. Text-to-SQL's Table 2 "R@1" is database-level (`db_hit@1`), so there
-table-level recall is "R@k tables" (metrics.tasks.table2_recall_columns names the Table 2
+table-level recall is "R@k tables" (tasks.judging.table2_recall_columns names the Table 2
 columns; this module follows it). Metric keys (JSON, the store) never change; only what a
 person reads does. Keys without a label of their own (hit@k, mrr, ...) are their label.
 """
@@ -15,14 +15,15 @@ from __future__ import annotations
 import math
 
 from target_core.metrics.measures import METRICS
-from target_core.metrics.tasks import RULES, table2_recall_columns, task_rules
+from target_core.tasks import is_task, task_rules
+from target_core.tasks.judging import table2_recall_columns
 
 __all__ = ["definition", "label", "metric_of"]
 
 
 def _table2_names(task: str | None) -> dict[str, str]:
     """metric -> Table 2 column name of `task` (every cutoff up to 10)."""
-    if task is None or task not in RULES:
+    if task is None or not is_task(task):
         return {}
     return {metric: name for name, metric in table2_recall_columns(task, 10)}
 
@@ -34,7 +35,7 @@ def label(metric: str, task: str | None = None) -> str:
     answer columns (e.g. "SB" for sacrebleu); any other key is its own label."""
     if name := _table2_names(task).get(metric):
         return name
-    if task in RULES:
+    if is_task(task):
         rules = task_rules(task)
         answers = dict((m, n) for n, m in (*rules.table2_answers, *rules.answer_extras))
         if metric in answers:
@@ -43,7 +44,7 @@ def label(metric: str, task: str | None = None) -> str:
     if found is None or not found[0].label:
         return metric
     entry, k = found
-    tables = " tables" if task in RULES and task_rules(task).database_level else ""
+    tables = " tables" if is_task(task) and task_rules(task).database_level else ""
     return entry.label.format(k=int(k) if math.isfinite(k) else "", tables=tables)
 
 
@@ -51,7 +52,7 @@ def metric_of(name: str, task: str | None = None) -> str | None:
     """The metric key whose label is `name` (the inverse of `label` for the retrieval
     metrics at k <= 100 and the task's answer columns); None when no metric has it."""
     keys = [key for entry in METRICS for key in entry.keys(range(1, 101))]
-    if task in RULES:
+    if is_task(task):
         rules = task_rules(task)
         keys += [m for _, m in (*rules.table2_answers, *rules.answer_extras)]
     return next((key for key in keys if label(key, task) == name), None)

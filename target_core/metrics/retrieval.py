@@ -58,7 +58,8 @@ from target_core.metrics.ranking import (
     paired_sums,
     rank_positions,
 )
-from target_core.types import TASKS, TableKey
+from target_core.tasks import TASKS
+from target_core.types import TableKey
 
 __all__ = [
     "NDCG_K", "STANDARD_KS", "QueryOutcome", "aggregate_retrieval", "capped_gold_at_k",

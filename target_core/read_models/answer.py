@@ -18,9 +18,10 @@ from target_core.engine.store import QueryResult
 from target_core.metrics.answers import answer_text, differing_words
 from target_core.metrics.facts import FACT_LABELS, gold_label
 from target_core.metrics.gtr import GTR_COLUMNS, SAS_LABEL
-from target_core.metrics.tasks import reference_of
 from target_core.read_models.cells import display_column
 from target_core.sql.interpretations import stored_interpretation
+from target_core.tasks import task_rules
+from target_core.tasks.judging import reference_of
 from target_core.types import Query, TableLookup, table_ref
 
 ERROR_CLASS_HELP: dict[str, str] = {
@@ -80,6 +81,12 @@ class SqlView:
 @dataclass(frozen=True)
 class AnswerView:
     task: str
+    reply: str
+    """What the generator replied (the task entry's `reply`): text, label or sql."""
+    heading: str
+    """What the page calls the generation (the task entry's `heading`)."""
+    judged: bool
+    """A judge can rate the answer's truthfulness (the task has GTR's metrics)."""
     generator: str
     context_mode: str
     answer: str
@@ -244,10 +251,12 @@ def answer_view(dataset: TableLookup, result: QueryResult,
         return None
     query = dataset.query(result.query_id)
     task = dataset.task
+    rules = task_rules(task)
     context, dropped, note = _context(dataset, record)
     facts = {k: record.get(k) for k in ("ms", "tokens_in", "tokens_out", "cached", "reasoning")}
     common: dict[str, Any] = {
-        "task": task, "generator": str(record.get("label") or record.get("generator") or ""),
+        "task": task, "reply": rules.reply, "heading": rules.heading, "judged": rules.gtr,
+        "generator": str(record.get("label") or record.get("generator") or ""),
         "context_mode": str(record.get("context") or ""), "answer": str(record.get("answer")
                                                                         or ""),
         "error": record.get("error"), "facts": facts, "context": context, "dropped": dropped,
@@ -255,14 +264,15 @@ def answer_view(dataset: TableLookup, result: QueryResult,
         "scores": {k: v for k, v in result.metrics.items()
                    if k in ("sentence_bleu", "rouge_l", "fact_correct", "execution_match",
                             "execution_match_strict", "alt_interpretation",
-                            "exact_set_match", "ves", "truthfulness", *GTR_COLUMNS)},
+                            "exact_set_match", "ves", "truthfulness", *GTR_COLUMNS,
+                            *(metric for _, metric in rules.answer_columns))},
         "truthfulness": judgement_note(judgements, result.query_id)}
-    if task == "qa":
-        reference = answer_text(query.answer)
+    if rules.reply in ("text", "value"):
+        reference = answer_text(reference_of(query, task))
         marks = differing_words(common["answer"], reference)
         return AnswerView(reference=reference, answer_marks=marks[0], reference_marks=marks[1],
-                          gtr=gtr_note(common["scores"]), **common)
-    if task == "fact":
+                          gtr=gtr_note(common["scores"]) if rules.gtr else "", **common)
+    if rules.reply == "label":
         fact = record.get("fact") or {}
         gold = fact.get("gold", gold_label(reference_of(query, task)))
         pred = fact.get("pred", -1)

@@ -20,6 +20,7 @@ from target_core.datasets.folder import find_databases, read_meta
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import TargetError
 from target_core.read_models.links import query_link
+from target_core.tasks import task_rules
 from target_core.types import Dataset
 
 PAPER_ACCEPTANCE = 0.9511
@@ -118,7 +119,7 @@ def automatically_passed(pairs: Sequence[Pair]) -> int:
 def evaluable_runs(store: RunStore) -> list[RunRecord]:
     """Text-to-SQL runs with a generator and stored queries."""
     return [r for r in store.list_runs() if r.n_done and r.config.generation is not None
-            and r.task == "sql"]
+            and task_rules(r.task).answers_sql]
 
 
 def run_labels(runs: Sequence[RunRecord]) -> dict[str, str]:

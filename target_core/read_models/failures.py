@@ -144,7 +144,7 @@ def top_tables(n: int) -> str:
 @dataclass(frozen=True)
 class MissCounts:
     """The page's two counts of queries that missed a gold table, by the one rule
-    (metrics.tasks.failed_at) at two cuts: the headline's k, and `context_k`, the tables
+    (tasks.failure.failed_at) at two cuts: the headline's k, and `context_k`, the tables
     the generator was given (the attribution's rows). A query missed at the larger cut
     is missed at the smaller, so the counts differ by exactly `between`."""
 

@@ -11,7 +11,6 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import cast
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -28,7 +27,7 @@ from target_core.progress import Progress, no_progress
 from target_core.read_models.links import run_queries_link
 from target_core.run_config import RunConfig
 from target_core.table_view import TableView
-from target_core.types import Dataset, Table, TableLookup, Task
+from target_core.types import Dataset, Table, TableLookup
 
 __all__ = ["HaystackCurve", "HaystackPoint", "default_sizes", "default_sources",
            "haystack_configs",
@@ -79,7 +78,7 @@ def pool_size(dataset: TableLookup, sources: Sequence[str], settings: Settings) 
 def _standing_in(dataset: TableLookup, tables: tuple[Table, ...]) -> Dataset:
     """A Dataset of some of `dataset`'s tables that answers for it where distractor_pool
     asks (its name and fingerprint)."""
-    proxy = Dataset(name=dataset.name, task=cast(Task, dataset.task), tables=tables,
+    proxy = Dataset(name=dataset.name, task=dataset.task, tables=tables,
                     queries=())
     proxy.__dict__["fingerprint"] = dataset.fingerprint  # the cached_property's slot
     return proxy

@@ -6,7 +6,7 @@ queries and by outcome.
 
 The cell is the query's last gold rank (QueryScore.last_rank): the rank by which every
 gold table was retrieved, which for a query with one gold table is its rank. That is
-the rank the one failure rule reads (metrics.tasks.failed_at), so a cell is green exactly
+the rank the one failure rule reads (tasks.failure.failed_at), so a cell is green exactly
 when its run found the query at k, as on the Compare page's rank scatter.
 """
 
@@ -23,8 +23,8 @@ from target_core.analysis.figures import run_names
 from target_core.analysis.leaderboard import latest_complete, no_retrieval
 from target_core.analysis.slices import MISSING, field_values, metadata_frame
 from target_core.engine.store import RunRecord, RunStore
-from target_core.metrics.tasks import task_rules
 from target_core.read_models.links import query_link
+from target_core.tasks import task_rules
 from target_core.types import Query
 
 OUTCOMES: dict[str, str] = {
@@ -35,7 +35,7 @@ OUTCOMES: dict[str, str] = {
     "all-missed": "missed by every run",
 }
 """The outcome filter: name -> which queries it keeps (found: every gold table within k,
-metrics.tasks.FAILURE_RULE; only the runs that answered the query count)."""
+tasks.failure.FAILURE_RULE; only the runs that answered the query count)."""
 
 CELL_KINDS: dict[str, tuple[str, str]] = {
     "top": ("rank 1: found first", "background-color: #15803d; color: #ffffff"),

@@ -25,9 +25,10 @@ from target_core.analysis.leaderboard import (
 from target_core.analysis.significance import TEST_NAMES, VsBest, significant_vs_best
 from target_core.analysis.slices import SliceView, by_slice
 from target_core.engine.store import RunRecord, RunStore
-from target_core.metrics.tasks import QA_EXTRAS, task_rules
 from target_core.read_models.plots import recall_at_k_curves
 from target_core.table_view import TableView
+from target_core.tasks import task_rules
+from target_core.tasks.base import GTR_EXTRAS
 
 Significance = Callable[[Sequence[RunRecord]], dict[str, VsBest]]
 """significance(leaderboard runs) -> run_id -> VsBest; pages pass a cached one."""
@@ -255,7 +256,7 @@ def dataset_table(view: LeaderboardView, dataset: str, folded: dict[str, int] | 
     return shown, bold
 
 
-GTR_COLUMNS: tuple[str, ...] = tuple(column for column, _ in QA_EXTRAS)
+GTR_COLUMNS: tuple[str, ...] = tuple(column for column, _ in GTR_EXTRAS)
 """GTR's answer metrics: a table of their own below the leaderboard, which then fits a
 1,500-pixel screen."""
 

@@ -16,9 +16,10 @@ import pandas as pd
 from target_core.datasets.chunking import document_of, is_passage, table_or_document
 from target_core.engine.haystack import distractor_source
 from target_core.engine.store import QueryResult, RunRecord, RunStore
-from target_core.metrics.tasks import answer_right, task_rules
 from target_core.read_models.datasets import table_frame
 from target_core.serialize import cell_text
+from target_core.tasks import task_rules
+from target_core.tasks.judging import answer_right
 from target_core.textproc import match_tokens
 from target_core.types import Query, Table, TableKey, TableLookup, table_ref
 
@@ -33,7 +34,7 @@ class QueryOutcomeView:
     ranked: pd.DataFrame
     gold: pd.DataFrame
     found: bool
-    """Every gold table within the run's k (metrics.tasks.FAILURE_RULE)."""
+    """Every gold table within the run's k (tasks.failure.FAILURE_RULE)."""
     previous_failed: str | None
     next_failed: str | None
     n_failed: int
@@ -111,7 +112,7 @@ class QueryFlags:
 
 def query_flags(store: RunStore, run: RunRecord, k: int | None = None) -> QueryFlags:
     """For the Query page's filters: which queries failed retrieval at k (default: the
-    run's top_k; metrics.tasks.FAILURE_RULE), which answers are wrong."""
+    run's top_k; tasks.failure.FAILURE_RULE), which answers are wrong."""
     k = run.config.top_k if k is None else k
     scores = store.query_scores(run.run_id)
     found = {s.query_id: not s.failed_at(k) for s in scores}

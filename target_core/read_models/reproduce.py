@@ -15,12 +15,13 @@ from target_core.datasets.registry import DatasetInfo
 from target_core.engine.reproduce import Baseline
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError
-from target_core.metrics.tasks import table2_recall_columns, task_rules
 from target_core.read_models.cells import as_text
 from target_core.read_models.links import run_queries_link
 from target_core.read_models.plots import recall_at_k_curves
+from target_core.tasks import task_rules
+from target_core.tasks.judging import table2_recall_columns
 
-__all__ = ["PAPER_DEFAULT", "REPRODUCTION_COLUMNS", "corpus_note", "default_dataset",
+__all__ = ["REPRODUCTION_COLUMNS", "corpus_note", "default_dataset",
            "default_paper", "paper_dataset", "reproduction_curves", "reproduction_frame"]
 
 REPRODUCTION_COLUMNS = ["method", "ours R", "paper R", "Δ R", "ours ms", "paper ms",
@@ -37,19 +38,20 @@ def paper_dataset(name: str) -> PaperDataset:
 
 def _answers(run: RunRecord) -> tuple[str, float | None]:
     """Our downstream figure as Table 2 prints it, and the number to subtract."""
-    names = [metric for _, metric in task_rules(run.task).table2_answers]
+    rules = task_rules(run.task)
+    names = [metric for _, metric in rules.table2_answers]
     values = [run.metrics.get(m) for m in names]
     if run.config.generation is None or any(v is None for v in values):
         return "", None
-    if run.task == "qa":  # the paper's SB is sacreBLEU on the 0-100 scale, as ours
-        return f"{values[0]:.3f}", values[0]
-    if len(values) == 3:  # fact: P/R/F1, compared on F1
-        return "/".join(f"{v:.2f}" for v in values if v is not None), values[2]
-    # text-to-SQL: EX, then VES beside it; the paper reports no VES, so the difference
-    # is on EX alone and the paper's cell stays EX
-    extras = [f"{column} {run.metrics[metric]:.2f}"
-              for column, metric in task_rules(run.task).answer_extras
-              if metric in run.metrics]
+    if len(values) > 1:  # fact: P/R/F1, compared on the headline (F1)
+        headline = run.metrics.get(rules.answer_metric or "", values[-1])
+        return "/".join(f"{v:.2f}" for v in values if v is not None), headline
+    # one figure (QA's SB, sacreBLEU on the paper's 0-100 scale; text-to-SQL's EX), then
+    # the answer extras beside it (VES) unless they are GTR's, a table of their own; the
+    # paper reports none, so the difference is on the figure alone
+    extras = [] if rules.gtr else [f"{column} {run.metrics[metric]:.2f}"
+                                   for column, metric in rules.answer_extras
+                                   if metric in run.metrics]
     return " · ".join([f"{values[0]:.3f}", *extras]), values[0]
 
 
@@ -112,10 +114,6 @@ def corpus_note(name: str, n_tables: int, n_queries: int, paper: str) -> str:
             f"{n_queries:,} queries. k = 10; text-to-SQL's R@1 is database-level.")
 
 
-PAPER_DEFAULT = {"qa": "FeTaQA", "fact": "TabFact", "sql": "Spider", "retrieval": "FeTaQA"}
-"""The paper dataset a dataset of each task is compared with unless chosen."""
-
-
 def default_dataset(infos: Sequence[DatasetInfo]) -> str | None:
     """The dataset the reproduction opens on without a choice: the first with tables
     (TARGET's Table 2 is over tables; a text corpus such as demo-docs has none)."""
@@ -123,7 +121,9 @@ def default_dataset(infos: Sequence[DatasetInfo]) -> str | None:
 
 
 def default_paper(task: str) -> str:
-    return PAPER_DEFAULT.get(task, "FeTaQA")
+    """The paper dataset a dataset of `task` is compared with unless chosen (its entry's
+    `paper_dataset`)."""
+    return task_rules(task).paper_dataset
 
 
 def reproduction_curves(store: RunStore, done: Sequence[tuple[Baseline, RunRecord]]

@@ -1,6 +1,6 @@
 """The runs list that the Run page and `runs` show: one row per run with its headline
 numbers (R@k: TARGET's recall at the run's k capped at 10, MRR, retrieval p50, the task's answer
-metric from metrics.tasks)."""
+metric from target_core.tasks)."""
 
 from __future__ import annotations
 
@@ -16,17 +16,17 @@ from target_core.costs import chat_model, paid_parts
 from target_core.engine.store import RunRecord, RunStore
 from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
-from target_core.metrics.tasks import RULES, task_rules
 from target_core.read_models.cells import as_text
 from target_core.read_models.links import run_queries_link
 from target_core.registry import Part
 from target_core.retrievers.llm_calls import llm_call_notes
 from target_core.run_config import GenerationConfig, RunConfig
+from target_core.tasks import all_tasks, task_rules
 from target_core.types import TableLookup
 
 EXTRA_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(
-    column for rules in RULES.values() for column, _ in rules.answer_extras))
-"""Answer metrics shown beside the headline (metrics.tasks answer_extras): VES, GTR's."""
+    column for rules in all_tasks() for column, _ in rules.answer_extras))
+"""Answer metrics shown beside the headline (the task entry's answer_extras): VES, GTR's."""
 RUN_COLUMNS = ("run_id", "dataset", "pipeline", "view", "k", "status", "repeat", "queries",
                "R@k", "mrr", "ms p50", "answers", *EXTRA_COLUMNS, "open")
 
@@ -163,7 +163,7 @@ def query_answer(task: str, generation: dict[str, Any] | None, metrics: dict[str
 
     generation = generation or {}
     metric = task_rules(task).score_metric if generation else None
-    sql = task == "sql" and bool(generation)
+    sql = task_rules(task).answers_sql and bool(generation)
     return {"answer": generation.get("answer"),
             "sql": generation.get("answer") if sql else None,
             "database_id": (generation.get("sql") or {}).get("database_id") if sql else None,
@@ -175,7 +175,7 @@ def query_answer(task: str, generation: dict[str, Any] | None, metrics: dict[str
 def query_rows(store: RunStore, run: RunRecord, k: int) -> list[dict[str, Any]]:
     """Each stored query of `run`, in query order, as `show --queries --json` prints it:
     id, retrieval ms, per-query metrics, gold tables and their ranks, the last gold rank,
-    `failed` at k (metrics.tasks.FAILURE_RULE), the ranking and the generated answer."""
+    `failed` at k (tasks.failure.FAILURE_RULE), the ranking and the generated answer."""
     return [{"query_id": r.query_id, "ms": r.ms, "metrics": r.metrics,
              "gold": [list(g) for g in r.gold],
              "gold_ranks": [[list(g), v] for g, v in r.gold_ranks.items()],

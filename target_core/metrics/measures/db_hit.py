@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from target_core.metrics.measures.base import RankBatch, RetrievalMetric
-from target_core.metrics.tasks import task_rules
+from target_core.tasks import task_rules
 from target_core.types import TableKey
 
 
