@@ -12,10 +12,11 @@ checks both ways against the pinned Streamlit.
 
 It also imports, in a background thread while the server starts, every library module
 the pages import (pandas, plotly and the read models behind them: a second or more on
-a cold process) and loads the token counter, so no user's first visit to a page waits
-for them. Only target_core
-modules are warmed: the pages' own glue registers Streamlit caches, which must be made
-inside the running server.
+a cold process), the scientific libraries target_core imports only inside functions
+(LAZY_PACKAGES: scipy.stats alone took 1.5 s of the Failures page's first visit), and
+loads the token counter, so no user's first visit to a page waits for them. Only
+target_core modules and those libraries are warmed: the pages' own glue registers
+Streamlit caches, which must be made inside the running server.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ import threading
 from pathlib import Path
 
 APP = Path(__file__).resolve().parent.parent.parent / "app.py"
+LAZY_PACKAGES = frozenset({"scipy", "sklearn"})
+"""Pure computation libraries target_core imports inside functions (to keep the CLI's
+start fast): warmed here too. Not the clients of servers or models (chromadb, openai,
+xllamacpp), which the pages reach only when asked to."""
 logger = logging.getLogger(__name__)
 
 
@@ -41,6 +46,22 @@ def page_imports(root: Path = APP.parent) -> list[str]:
             elif isinstance(node, ast.Import):
                 found.update(alias.name for alias in node.names)
     return sorted(name for name in found if name.split(".")[0] == "target_core")
+
+
+def lazy_imports(root: Path = APP.parent) -> list[str]:
+    """The modules of LAZY_PACKAGES that target_core imports inside a function, sorted."""
+    found: set[str] = set()
+    for path in sorted((root / "target_core").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    found.add(node.module)
+                elif isinstance(node, ast.Import):
+                    found.update(alias.name for alias in node.names)
+    return sorted(name for name in found if name.split(".")[0] in LAZY_PACKAGES)
 
 
 def warm(names: list[str]) -> None:
@@ -66,7 +87,7 @@ def main(flags: list[str]) -> None:
 
     PagesManager.uses_pages_directory = False  # what app.py's st.navigation would set
     sys.path.insert(0, str(APP.parent))  # as `streamlit run` puts the app's folder
-    threading.Thread(target=warm, args=(page_imports(),), name="warm-imports",
+    threading.Thread(target=warm, args=(page_imports() + lazy_imports(),), name="warm-imports",
                      daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *flags]
     cli.main()
