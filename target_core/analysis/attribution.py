@@ -13,16 +13,18 @@ right when its `sentence_bleu` (0-100) reaches `bleu_threshold` (default 20).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from target_core.analysis.memo import run_results
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import TargetError
 from target_core.run_config import GenerationConfig
-
-__all__ = ["Attribution", "AttributionError", "OracleSplit", "RankBin", "RankQuality",
 from target_core.tasks import task_rules
 from target_core.tasks.judging import QA_BLEU_THRESHOLD, answer_right, right_rule
+
+__all__ = ["Attribution", "AttributionError", "OracleSplit", "RankBin", "RankQuality",
            "attribution", "find_oracle_run", "rank_quality"]
 
 DEFAULT_BLEU_THRESHOLD = QA_BLEU_THRESHOLD
@@ -128,7 +130,7 @@ def _generation_run(store: RunStore, run_id: str) -> tuple[RunRecord, Generation
     return run, generation
 
 
-def _scores(run: RunRecord, results: list[QueryResult]) -> tuple[str, dict[str, float]]:
+def _scores(run: RunRecord, results: Sequence[QueryResult]) -> tuple[str, dict[str, float]]:
     metric = task_rules(run.task).score_metric
     if metric is None or any(metric not in r.metrics for r in results):
         raise AttributionError(f"run {run.run_id} ({run.task}) has no per-query downstream "
@@ -136,7 +138,7 @@ def _scores(run: RunRecord, results: list[QueryResult]) -> tuple[str, dict[str, 
     return metric, {r.query_id: float(r.metrics[metric]) for r in results}
 
 
-def _correct(run: RunRecord, results: list[QueryResult], bleu_threshold: float
+def _correct(run: RunRecord, results: Sequence[QueryResult], bleu_threshold: float
              ) -> tuple[str, dict[str, bool]]:
     _scores(run, results)  # every query has a score, or a clear error
     return (right_rule(run.task, bleu_threshold),
@@ -170,7 +172,7 @@ def find_oracle_run(store: RunStore, run: RunRecord, generator: str) -> RunRecor
 
 def _split(store: RunStore, oracle: RunRecord, correct: dict[str, bool],
            bleu_threshold: float) -> OracleSplit:
-    results = list(store.iter_results(oracle.run_id))
+    results = run_results(store, oracle)
     _, oracle_correct = _correct(oracle, results, bleu_threshold)
     common = [q for q in correct if q in oracle_correct]
     if not common:
@@ -204,7 +206,7 @@ def attribution(store: RunStore, run_id: str, *, oracle_run_id: str | None = Non
         k = min(generation.context_k or top_k, top_k)
     elif not 1 <= k <= top_k:
         raise AttributionError(f"k {k} must be between 1 and run {run_id}'s top_k ({top_k})")
-    results = list(store.iter_results(run_id))
+    results = run_results(store, run)
     rule, correct = _correct(run, results, bleu_threshold)
     found = {r.query_id: not r.failed_at(k) for r in results}
     cells: dict[tuple[bool, bool], list[str]] = {(f, c): [] for f in (True, False)
@@ -254,7 +256,7 @@ def rank_quality(store: RunStore, run_id: str) -> RankQuality:
     execution_match), whatever its context; AttributionError otherwise.
     """
     run = store.get_run(run_id)
-    results = list(store.iter_results(run_id))
+    results = run_results(store, run)  # shared with the failure report (analysis.memo)
     metric, scores = _scores(run, results)
     members: dict[str, list[str]] = {label: [] for label, _, _ in RANK_BINS}
     ranks = []
