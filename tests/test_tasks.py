@@ -56,6 +56,12 @@ def _is_name_constant(node: ast.expr) -> bool:
                           and all(text(e) for e in node.elts))
 
 
+def _holds_task(node: ast.expr) -> bool:
+    """A tuple/set/list with a task name among its items: `"sql" in (run.task, ...)`."""
+    return (isinstance(node, (ast.Tuple, ast.Set, ast.List))
+            and any(_names_task(e) for e in node.elts))
+
+
 def task_branches(source: str, where: str) -> list[str]:
     """Comparisons (==, !=, in, not in) of a `task` name or `.task` attribute with a
     string constant or a tuple/set/list of them: `where:line: the comparison`."""
@@ -69,7 +75,8 @@ def task_branches(source: str, where: str) -> list[str]:
                 continue
             left, right = operands[i], operands[i + 1]
             if ((_names_task(left) and _is_name_constant(right))
-                    or (_names_task(right) and _is_name_constant(left))):
+                    or (_names_task(right) and _is_name_constant(left))
+                    or (_is_name_constant(left) and _holds_task(right))):
                 found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
     return found
 
@@ -94,10 +101,11 @@ def test_the_branch_finder_catches_each_form() -> None:
                'x = run.task in ("qa", "fact")\n'
                'y = "qa" == task\n'
                'z = task not in {"sql"}\n'
+               'w = "sql" not in (run.task, dataset.task)\n'
                'fine = task == other.task\n'
                'also_fine = rules.reply == "sql"\n')
     found = task_branches(planted, "planted.py")
-    assert [hit.split(":")[1] for hit in found] == ["1", "3", "4", "5", "6"], found
+    assert [hit.split(":")[1] for hit in found] == ["1", "3", "4", "5", "6", "7"], found
 
 
 # --- the registry -------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from target_core.generators.context import read_schema
 from target_core.generators.sql_linking import TableLinks, database_links, words
 from target_core.generators.sql_schema import sql_literal
 from target_core.serialize import table_text
+from target_core.tasks import task_rules
 from target_core.textproc import STOPWORDS, tokenize
 from target_core.types import Dataset, Query, TableKey, parse_table_ref, table_ref
 
@@ -117,7 +118,8 @@ def explain_sql(run: RunRecord, dataset: Dataset | DatasetLookup, query: Query,
     """The schema linking of `query` against the gold table and the other table of
     `tables` (explain()'s entries: "table" as "db/table", "role" gold, winner or
     chosen, "rank"); None unless the run or dataset is text-to-SQL with databases."""
-    if "sql" not in (run.task, dataset.task) or not dataset.databases:
+    if not any(task_rules(t).answers_sql for t in (run.task, dataset.task)) \
+            or not dataset.databases:
         return None
     gold_entry, other_entry = _pick(tables, query)
     if gold_entry is None:
