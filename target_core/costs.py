@@ -49,8 +49,6 @@ __all__ = ["CHAT_PRICE_PER_MILLION", "EMBEDDING_PRICE_PER_MILLION", "ChatCostEst
            "CostEstimate", "CostLine", "RunCostEstimate", "chat_model", "embedding_cost",
            "estimate_run_cost", "generation_cost", "paid_parts", "run_embedding_cost"]
 
-OUTPUT_TOKENS = {"qa": 60, "fact": 5, "sql": 250}
-"""Assumed reply length per task: a short answer, a label, reasoning plus SQL."""
 PROMPT_OVERHEAD = 250
 """System message, instructions and the question, in tokens (the prompts are ~150-230)."""
 
@@ -102,11 +100,12 @@ def generation_cost(dataset: Dataset, generation: GenerationConfig, *, top_k: in
         context = 0
     settings = load_settings()
     window = window or known_window(model) or settings.context_window
-    reply_limit = settings.max_tokens.get(dataset.task, OUTPUT_TOKENS.get(dataset.task, 60))
+    expected = task_rules(dataset.task).expected_reply_tokens  # the task's entry
+    reply_limit = settings.max_tokens.get(dataset.task, expected)
     per_query_in = min(PROMPT_OVERHEAD + min(context, generation.token_budget),
                        max(0, window - reply_limit))
     tokens_in = int(per_query_in * n_queries)
-    tokens_out = OUTPUT_TOKENS.get(dataset.task, 60) * n_queries
+    tokens_out = expected * n_queries
     return ChatCostEstimate(model, n_queries, tokens_in, tokens_out,
                             chat_usd(model, tokens_in, tokens_out), counter.exact)
 

@@ -77,6 +77,9 @@ class TaskRules:
     `check_generator` asks a generator for this task; "" skips the task."""
     max_tokens: int = 256
     """Default reply tokens (the TARGET_MAX_TOKENS_<TASK> setting)."""
+    expected_reply_tokens: int = 60
+    """The reply length a cost estimate assumes per query (costs.generation_cost): a
+    short answer, a label, reasoning plus SQL."""
     reply_note: str = "an answer"
     """The reply in a few words, for the max-tokens setting's help."""
     prompt: tuple[str, str] | None = None

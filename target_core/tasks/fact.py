@@ -13,4 +13,4 @@ TASK = TaskRules(
     reply="label", reference="label", scoring="label",
     answer_columns=(("Acc", "fact_correct"),), paper_dataset="TabFact",
     heading="Fact label", check_question="Lake Baikal is deeper than Lake Tanganyika.",
-    max_tokens=64, reply_note="a fact verdict")
+    max_tokens=64, expected_reply_tokens=5, reply_note="a fact verdict")

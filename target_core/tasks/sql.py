@@ -14,6 +14,6 @@ TASK = TaskRules(
     reply="sql", reference="sql", scoring="sql",
     answer_columns=(("EX", "execution_match"), ("EM", "exact_set_match"), ("VES", "ves")),
     paper_dataset="Spider", heading="Generated SQL",
-    check_question="Which lake is the deepest?", max_tokens=512,
+    check_question="Which lake is the deepest?", max_tokens=512, expected_reply_tokens=250,
     reply_note="text-to-SQL (reasoning, SQL and database as JSON)")
 """answer_columns: GTR-T's Figure 5 and BIRD's VES (0-100+, a slice's mean of 100 · R_q)."""
