@@ -152,15 +152,14 @@ def test_registry_refuses_a_second_name_and_suggests_on_a_typo() -> None:
     assert METRICS.of_key("recall") is None and METRICS.of_key("overlap@3") is None
 
 
-# --- adding a metric: docs/metrics.md's worked example, as written there ----------------
+# --- adding a metric: docs/extending/metric.md's worked example, as written there ------
 
 def _docs_example(tmp_path: Path) -> ModuleType:
-    """The module docs/metrics.md shows under "Adding a retrieval metric", loaded from a
-    file as the package would load it."""
-    page = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
-    section = page.split("## Adding a retrieval metric", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert code, "docs/metrics.md lost its worked example"
+    """The module docs/extending/metric.md shows, loaded from a file as the package would
+    load it."""
+    page = (ROOT / "docs" / "extending" / "metric.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", page, re.DOTALL)
+    assert code, "docs/extending/metric.md lost its worked example"
     path = tmp_path / "precision.py"
     path.write_text(code.group(1), encoding="utf-8")
     spec = importlib.util.spec_from_file_location("docs_precision", path)

@@ -4,8 +4,8 @@ computation), registered here in the order a run reports them.
 `METRICS` is what everything else reads: `metrics.retrieval` computes a query's row and
 a run's numbers from it and names them (`metric_names`); `metrics.labels` takes each
 metric's label and definition from it. Adding a metric is one module defining
-`METRIC = RetrievalMetric(...)` and one line in `REGISTERED` below (docs/metrics.md,
-"Adding a retrieval metric"). `base` says what an entry holds.
+`METRIC = RetrievalMetric(...)` and one line in `REGISTERED` below
+(docs/extending/metric.md). `base` says what an entry holds.
 """
 
 from __future__ import annotations
