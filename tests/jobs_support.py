@@ -7,7 +7,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from target_core.engine.jobs import Job, JobStore
+from target_core.engine.job_record import Job
+from target_core.engine.jobs import JobStore
 
 
 def wait_for_jobs(workspace: Path, timeout: float = 240) -> list[Job]:

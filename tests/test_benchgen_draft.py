@@ -14,7 +14,8 @@ import pytest
 
 from target_core.benchgen.build import build_draft, pick_templates
 from target_core.benchgen.draft import Draft, check_name, list_drafts, pair_rows
-from target_core.benchgen.error_sources import SOURCES, error_sources
+from target_core.benchgen.error_source_report import SOURCES
+from target_core.benchgen.error_sources import error_sources
 from target_core.benchgen.export import export_draft
 from target_core.benchgen.questions import Written, WrittenQuestion
 from target_core.benchgen.templates import (

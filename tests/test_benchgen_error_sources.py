@@ -14,13 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from conftest import make_sqlite, write_jsonl
-from target_core.benchgen.error_sources import (
-    DEFINITIONS,
-    SOURCES,
-    TABLE_COLUMNS,
-    error_sources,
-    without_time_filter,
-)
+from target_core.benchgen.error_source_report import DEFINITIONS, SOURCES, TABLE_COLUMNS
+from target_core.benchgen.error_sources import error_sources
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.datasets.folder import load_folder
@@ -30,6 +25,7 @@ from target_core.engine.store import QueryResult, RunStore
 from target_core.errors import ConfigError, DatasetError
 from target_core.generators.base import Context, Generation
 from target_core.run_config import GenerationConfig, RunConfig
+from target_core.sql.time_filter import without_time_filter
 from target_core.types import Dataset
 
 if TYPE_CHECKING:  # registered by tests/conftest.py (pytest_plugins)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from browser_support import require_chromium, screenshots, wait_for_jobs
 
-from target_core.engine.jobs import Job, pid_alive
+from target_core.engine.job_record import Job
+from target_core.engine.pids import pid_alive
 
 require_chromium()
 

@@ -103,7 +103,8 @@ def test_an_unknown_kind_is_refused_with_its_name(settings: Settings) -> None:
 
 def test_dispatching_modules_never_name_a_kind() -> None:
     """The modules that list, label, link and run jobs read the entry, not the name."""
-    for path in ("target_core/engine/jobs.py", "target_core/engine/workers.py",
+    for path in ("target_core/engine/jobs.py", "target_core/engine/job_record.py",
+                 "target_core/engine/workers.py",
                  "target_core/cli/jobs.py", "target_core/read_models/links.py",
                  "target_core/read_models/jobs.py", "pages/_ui/jobs.py"):
         source = (ROOT / path).read_text(encoding="utf-8")

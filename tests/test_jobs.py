@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from target_core.config import Settings, load_settings
-from target_core.engine.jobs import Job, JobStore, pid_alive
+from target_core.engine.job_record import Job
+from target_core.engine.jobs import JobStore
+from target_core.engine.pids import pid_alive
 from target_core.engine.store import RunStore
 from target_core.engine.workers import cancel, launch_run, resume, resume_interrupted
 from target_core.errors import TargetError

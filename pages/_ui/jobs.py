@@ -18,7 +18,8 @@ import streamlit as st
 
 from pages._ui import resources
 from pages._ui.text import plain
-from target_core.engine.jobs import Job, JobStore
+from target_core.engine.job_record import Job
+from target_core.engine.jobs import JobStore
 from target_core.engine.workers import (
     cancel,
     launch_run,

@@ -23,7 +23,8 @@ from target_core.benchgen.draft import check_name, list_drafts
 from target_core.benchgen.instantiate import SampleReport, TemplateCounts
 from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, Template, load_templates
 from target_core.config import Settings
-from target_core.engine.jobs import Job, JobStore
+from target_core.engine.job_record import Job
+from target_core.engine.jobs import JobStore
 from target_core.engine.workers import spawn_worker
 from target_core.errors import ConfigError
 from target_core.progress import Progress

@@ -5,7 +5,8 @@ wrong. The paper's ambiguity-aware evaluation goes further: a result that differ
 the gold one can still be a valid reading of an ambiguous question ("last month" as the
 last 30 days), and among the real errors it tells time handling from broken SQL. This
 module gives every query of a run exactly one source, the first of SOURCES that applies,
-so the counts add up to the number of queries and the Table 1 columns to 100 %:
+so the counts add up to the number of queries and the Table 1 columns to 100 % (the
+sources, their definitions and Table 1's layout: `error_source_report`):
 
 1. exact: the stored `execution_match` flag (through `downstream_outcome`), i.e. the
    rule behind the run's `execution_accuracy`: equal row sets (TARGET's rule, whatever
@@ -36,184 +37,24 @@ with the gold result, and time never applies.
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from typing import Any
 
-import pandas as pd
-from sqlglot import exp
-
+from target_core.benchgen.error_source_report import ErrorSourceReport, SourceRow
 from target_core.engine.generation import downstream_outcome
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import ConfigError, DatasetError
-from target_core.metrics.downstream import difficulty_order, per_query_downstream
+from target_core.metrics.downstream import per_query_downstream
 from target_core.sql import SqlResult, compare_results, database_class, error_blame
 from target_core.sql.interpretations import ExpandedTruth, Interpretation, stored_interpretation
-from target_core.sql.structure import DIALECT, SqlParseError, parse_sql
+from target_core.sql.structure import SqlParseError
+from target_core.sql.time_filter import without_time_filter
 from target_core.tasks import task_rules
 from target_core.types import Dataset, Query
 
-__all__ = ["DEFINITIONS", "SOURCES", "TABLE_COLUMNS", "ErrorSourceReport", "SourceRow",
-           "error_sources", "without_time_filter"]
+__all__ = ["error_sources"]
 
 logger = logging.getLogger(__name__)
-
-SOURCES: tuple[str, ...] = ("exact", "alternative", "retrieval", "sql", "time", "other")
-"""In the order they are checked: a query gets the first that applies."""
-
-DEFINITIONS: dict[str, str] = {
-    "exact": "The generated SQL returns the gold query's result (the run's execution-accuracy "
-             "rule: equal row sets).",
-    "alternative": "The result differs from gold but one row set contains the other (same "
-                   "columns, both non-empty) for one reading of the question: the gold query "
-                   "or one of its alternatives (another time range, metric or granularity), "
-                   "run on the gold database.",
-    "retrieval": "The generator queried another database than the gold one, one the "
-                 "retrieved context offered, so the context missed or misranked the gold "
-                 "one (not in the paper; this product's focus).",
-    "sql": "No SQL was generated, the generation call failed, the SQL did not execute "
-           "(error, timeout, refused write), or it was written for a database the prompt "
-           "never showed (an invented database id).",
-    "time": "Only the time handling was wrong: once every WHERE/HAVING condition on the "
-            "query's time column is removed from both queries, their results match.",
-    "other": "Any other wrong result: a wrong metric, column, join, grouping or filter.",
-}
-
-TABLE_COLUMNS: tuple[str, ...] = ("Overall", "EA", "Alt", "Time", "SQL", "Retrieval", "Others")
-"""Table 1's columns (plus Retrieval); Overall = EA + Alt."""
-_COLUMN_SOURCES: dict[str, tuple[str, ...]] = {
-    "Overall": ("exact", "alternative"), "EA": ("exact",), "Alt": ("alternative",),
-    "Time": ("time",), "SQL": ("sql",), "Retrieval": ("retrieval",), "Others": ("other",)}
-
-
-@dataclass(frozen=True)
-class SourceRow:
-    """One query's error source and why, in one line."""
-
-    query_id: str
-    difficulty: str | None
-    source: str
-    detail: str
-    alternative_kind: str | None = None
-    """The kind of the matching reading (source "alternative" only): "gold" or an
-    alternative's kind."""
-
-
-def _percentages(rows: tuple[SourceRow, ...] | list[SourceRow]) -> dict[str, float]:
-    """Each TABLE_COLUMNS entry as 100 · (queries of its sources) / (all queries)."""
-    counts = Counter(r.source for r in rows)
-    return {column: 100.0 * sum(counts[s] for s in sources) / len(rows)
-            for column, sources in _COLUMN_SOURCES.items()}
-
-
-@dataclass(frozen=True)
-class ErrorSourceReport:
-    """The sources of a run's queries, in query order."""
-
-    run_id: str
-    dataset: str
-    label: str
-    """The run's label, e.g. "bm25 → heuristic"; the row name of `table()`."""
-    rows: tuple[SourceRow, ...]
-
-    @property
-    def n_queries(self) -> int:
-        return len(self.rows)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """Queries per source, every source listed (in SOURCES order)."""
-        found = Counter(r.source for r in self.rows)
-        return {source: found[source] for source in SOURCES}
-
-    @property
-    def alternative_counts(self) -> dict[str, int]:
-        """Alternative interpretations per kind of the reading matched ("gold" or an
-        alternative's kind; kinds that matched only)."""
-        return dict(Counter(r.alternative_kind for r in self.rows if r.alternative_kind))
-
-    def frame(self) -> pd.DataFrame:
-        """One row per query: query_id, difficulty, source, alternative kind, detail."""
-        return pd.DataFrame([asdict(r) for r in self.rows],
-                            columns=["query_id", "difficulty", "source", "alternative_kind",
-                                     "detail"])
-
-    def table(self) -> pd.DataFrame:
-        """Table 1's layout: one row (the run), TABLE_COLUMNS as % of all queries."""
-        return pd.DataFrame([_percentages(self.rows)], columns=list(TABLE_COLUMNS),
-                            index=pd.Index([self.label], name="run"))
-
-    def by_difficulty(self) -> pd.DataFrame:
-        """The same columns per difficulty level (% of that level's queries), levels in
-        `difficulty_order`; queries without a difficulty count only in `table()`."""
-        levels = difficulty_order({r.difficulty for r in self.rows if r.difficulty})
-        data = [_percentages([r for r in self.rows if r.difficulty == level])
-                for level in levels]
-        return pd.DataFrame(data, columns=list(TABLE_COLUMNS),
-                            index=pd.Index(levels, name="difficulty"))
-
-    def to_dict(self) -> dict[str, Any]:
-        by_level = self.by_difficulty()
-        return {"run_id": self.run_id, "dataset": self.dataset, "label": self.label,
-                "n_queries": self.n_queries, "counts": self.counts,
-                "alternative_counts": self.alternative_counts,
-                "table": _percentages(self.rows),
-                "by_difficulty": {str(level): {c: float(v) for c, v in row.items()}
-                                  for level, row in by_level.iterrows()},
-                "rows": [asdict(r) for r in self.rows]}
-
-
-# --- time filter stripping -----------------------------------------------------------------
-
-
-def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
-    """The AND-ed parts of a condition, looking through parentheses around an AND."""
-    if isinstance(condition, exp.Paren) and isinstance(condition.this, exp.And):
-        return _conjuncts(condition.this)
-    if isinstance(condition, exp.And):
-        return _conjuncts(condition.this) + _conjuncts(condition.expression)
-    return [condition]
-
-
-def _references(condition: exp.Expression, column: str, qualifiers: set[str] | None) -> bool:
-    """Whether `condition` itself (not a nested query) reads `column`: an unqualified
-    column of that name, or one qualified by a name in `qualifiers` (None: any)."""
-    for node in condition.walk(prune=lambda n: n is not condition and isinstance(n, exp.Query)):
-        if (isinstance(node, exp.Column) and node.name.lower() == column
-                and (qualifiers is None or not node.table or node.table.lower() in qualifiers)):
-            return True
-    return False
-
-
-def without_time_filter(sql: str, time_column: str) -> tuple[str, int]:
-    """`sql` without every WHERE/HAVING conjunct that references `time_column`, and how
-    many conjuncts were removed (in every SELECT, subqueries included).
-
-    `time_column` is "table.column" or "column". A qualified reference matches when its
-    qualifier is the table's name or an alias given to that table; an unqualified one
-    matches by name alone. Only top-level AND parts go: `a OR date > x` stays whole.
-    Raises SqlParseError when `sql` does not parse.
-    """
-    tree = parse_sql(sql)
-    table, _, column = time_column.lower().rpartition(".")
-    qualifiers = None
-    if table:
-        qualifiers = {table} | {t.alias.lower() for t in tree.find_all(exp.Table)
-                                if t.name.lower() == table and t.alias}
-    removed = 0
-    for select in list(tree.find_all(exp.Select)):
-        for clause in ("where", "having"):
-            node = select.args.get(clause)
-            if node is None:
-                continue
-            parts = _conjuncts(node.this)
-            kept = [p for p in parts if not _references(p, column, qualifiers)]
-            if len(kept) < len(parts):
-                removed += len(parts) - len(kept)
-                select.set(clause, type(node)(this=exp.and_(*kept)) if kept else None)
-    return tree.sql(dialect=DIALECT), removed
-
 
 # --- query metadata ------------------------------------------------------------------------
 

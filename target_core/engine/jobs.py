@@ -13,8 +13,9 @@ configuration again resumes it. A worker that died (killed, machine restarted) i
 found by its pid (gone, a zombie, or a different process under a reused pid) and its
 job marked `interrupted`; `resume` starts a new worker, which resumes the stored run.
 
-Statuses: queued -> running -> done | failed | cancelled; queued or running ->
-interrupted (worker gone) -> queued again on resume.
+Statuses (engine/job_record.py, with the Job record a row is read as): queued ->
+running -> done | failed | cancelled; queued or running -> interrupted (worker gone) ->
+queued again on resume.
 
 Kinds (engine/job_kinds.py, one entry each): "run" (a RunConfig), "draft" (the
 Benchmark builder's sampling and question writing) and "judge" (a stored run's answers
@@ -30,18 +31,17 @@ import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-from target_core.engine.job_kinds import JOB_KINDS, JobKind
+from target_core.engine.job_kinds import JOB_KINDS
+from target_core.engine.job_record import ACTIVE, Job
+from target_core.engine.pids import pid_alive, process_start
 from target_core.errors import UnknownNameError
 from target_core.run_config import RunConfig
 
-STATUSES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
-ACTIVE = ("queued", "running")
 SPAWN_GRACE_S = 30.0
 """A queued job without a pid is being spawned for this long; after it, it is lost."""
 
@@ -58,93 +58,6 @@ CREATE TABLE IF NOT EXISTS jobs (
 _ADDED_COLUMNS = {"result": "TEXT"}  # columns added since the first jobs.sqlite
 
 
-@dataclass(frozen=True)
-class Job:
-    """One launched job as stored: a run, or another kind of work (JOB_KINDS)."""
-
-    job_id: str
-    kind: str
-    spec: dict[str, Any]
-    """The kind's parameters: a RunConfig's dict for a run."""
-    fresh: bool
-    cwd: str
-    status: str
-    pid: int | None
-    done: int
-    total: int
-    what: str
-    run_id: str | None
-    reused: bool
-    cancel_requested: bool
-    created_at: float
-    started_at: float | None
-    finished_at: float | None
-    error: str | None
-    result: dict[str, Any] | None = None
-    """What a finished job reports beyond its run (a draft's name and counts)."""
-
-    @property
-    def kind_entry(self) -> JobKind:
-        """What this job's kind is (engine/job_kinds.py)."""
-        return JOB_KINDS.get(self.kind)
-
-    @property
-    def config(self) -> RunConfig:
-        """A run job's configuration; a ValueError for a kind whose spec is another."""
-        if not self.kind_entry.runs_config:
-            raise ValueError(f"job {self.job_id} is a {self.kind} job, not a run")
-        return RunConfig.from_dict(self.spec)
-
-    @property
-    def dataset(self) -> str:
-        return str(self.spec["dataset"])
-
-    @property
-    def active(self) -> bool:
-        return self.status in ACTIVE
-
-    @property
-    def fraction(self) -> float:
-        if self.status == "done":
-            return 1.0
-        return min(1.0, self.done / self.total) if self.total else 0.0
-
-    @property
-    def label(self) -> str:
-        """e.g. 'bm25 → heuristic on demo-qa · header only': what tells two jobs apart
-        (ablation variants differ only in their view), as its kind reads its spec."""
-        return self.kind_entry.label(self.spec)
-
-    @property
-    def pipeline(self) -> str:
-        """What the job does, without its dataset: the run's pipeline, 'draft NAME', ..."""
-        return self.kind_entry.pipeline(self.spec)
-
-    def describe(self) -> str:
-        """One line: status and progress, e.g. 'running: retrieving 12/60', or the step
-        after the last query by its name ('running: scoring answers')."""
-        if (self.status == "running" and self.what in self.kind_entry.uncounted
-                and not self.cancel_requested):
-            return f"running: {self.what}"
-        if self.status == "running" and self.total:
-            return f"running: {self.what} {self.done:,}/{self.total:,}"
-        if self.status in ("failed", "interrupted") and self.error:
-            return f"{self.status}: {self.error}"
-        if self.status == "running" and self.cancel_requested:
-            return "running: cancelling"
-        return self.status
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"job_id": self.job_id, "kind": self.kind, "status": self.status,
-                "dataset": self.dataset, "retriever": self.spec.get("retriever"),
-                "config": self.spec, "fresh": self.fresh, "pid": self.pid,
-                "done": self.done, "total": self.total, "what": self.what,
-                "run_id": self.run_id, "reused": self.reused,
-                "cancel_requested": self.cancel_requested, "created_at": self.created_at,
-                "started_at": self.started_at, "finished_at": self.finished_at,
-                "error": self.error, "result": self.result}
-
-
 def _job(row: dict[str, Any]) -> Job:
     return Job(job_id=row["job_id"], kind=row["kind"], spec=json.loads(row["config"]),
                fresh=bool(row["fresh"]), cwd=row["cwd"], status=row["status"],
@@ -154,36 +67,6 @@ def _job(row: dict[str, Any]) -> Job:
                started_at=row["started_at"], finished_at=row["finished_at"],
                error=row["error"],
                result=json.loads(row["result"]) if row.get("result") else None)
-
-
-def _process_start(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (Linux /proc), which tells a
-    reused pid from the worker; None where /proc is not available."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def pid_alive(pid: int | None, started: str | None) -> bool:
-    """The worker `pid` (started at `started`) is still running: not gone, not a zombie,
-    not another process that got its pid."""
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, under another user: surely not our worker unless start matches
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return True  # no /proc: trust the signal check
-    if fields[0] in ("Z", "X"):
-        return False
-    return started is None or fields[19] == started
 
 
 class JobStore:
@@ -277,7 +160,7 @@ class JobStore:
         with self._write():
             self.db.execute("UPDATE jobs SET pid = ?, pid_start = ? WHERE job_id = ? AND "
                             "status IN ('queued', 'running')",
-                            [pid, _process_start(pid), job_id])
+                            [pid, process_start(pid), job_id])
 
     def take(self, job_id: str, pid: int) -> bool:
         """Process `pid` takes a queued job that has no worker, to start one: True for
@@ -286,7 +169,7 @@ class JobStore:
         with self._write():
             cursor = self.db.execute(
                 "UPDATE jobs SET pid = ?, pid_start = ? WHERE job_id = ? AND "
-                "status = 'queued' AND pid IS NULL", [pid, _process_start(pid), job_id])
+                "status = 'queued' AND pid IS NULL", [pid, process_start(pid), job_id])
             return cursor.rowcount == 1
 
     def start_failed(self, job_id: str, reason: str) -> None:
@@ -333,7 +216,7 @@ class JobStore:
             # a worker started by hand adopts the job, and so does one whose spawner
             # (JobStore.take) has not recorded its pid yet
             if job.pid is None or (parent is not None and job.pid == parent):
-                self._update(job_id, pid=pid, pid_start=_process_start(pid))
+                self._update(job_id, pid=pid, pid_start=process_start(pid))
             elif job.pid != pid:
                 return "taken"
             if job.status != "queued":

@@ -16,7 +16,8 @@ from typing import Any
 
 from target_core.config import PROJECT_ROOT, Settings
 from target_core.engine.job_kinds import JobTask
-from target_core.engine.jobs import Job, JobStore
+from target_core.engine.job_record import Job
+from target_core.engine.jobs import JobStore
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import Cancelled, TargetError
 from target_core.progress import Progress

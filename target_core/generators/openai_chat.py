@@ -17,8 +17,9 @@ from typing import Any
 
 from target_core.generators.base import Generation, GenerationRequest, TableSummary, first_rows
 from target_core.generators.prompts import SQL_RESPONSE_SCHEMA, summary_messages
-from target_core.llm.chat import ChatModel, parse_json_object
+from target_core.llm.chat import ChatModel
 from target_core.llm.client import CallFailed
+from target_core.llm.replies import parse_json_object
 from target_core.metrics.facts import names_a_label
 from target_core.serialize import table_text
 from target_core.table_view import TableView

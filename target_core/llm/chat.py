@@ -12,12 +12,9 @@ reply outside (`JsonReply.error`, `Generation.error`); only a rejected key (HTTP
 raises, as ConfigError, since every other call would fail the same way.
 
 Each task sends its `max_tokens` (TARGET_MAX_TOKENS_QA, _FACT, _SQL, _SUMMARY, _WRITER,
-_JUDGE, _HYSE); a reply the server cut (finish_reason "length") is kept and marked
-`truncated`, and its error says what cut it: max_tokens, or the context window when
-prompt and reply filled it first (then raising max_tokens does not help).
-`prompt_limit(task)` says what the context window leaves for a prompt (llm.window); a
-server's refusal of a prompt as too long teaches it the window and how far our count
-is from the server's (`llm.window.learn_share`), so the next prompt fits.
+_JUDGE, _HYSE); a reply the server cut is kept, marked `truncated`, its error saying
+what cut it (llm.replies). `prompt_limit(task)` says what the context window leaves for
+a prompt, and a refusal as too long teaches it (llm.window).
 
 Sampling follows the settings (TARGET_TEMPERATURE, _FREQUENCY_PENALTY,
 _PRESENCE_PENALTY in OpenAI's vocabulary; llama.cpp's _REPEAT_PENALTY and
@@ -28,10 +25,8 @@ Requests in flight (`concurrency`) are TARGET_GENERATION_CONCURRENCY
 capped by the server's slots; unset, the slots, else 1 for a server on this machine,
 else 4.
 
-Structured output is negotiated per server and model: strict json_schema, then
-json_object with the schema, then the prompt alone; a refusal steps down once and is
-remembered for the process and in the response cache. The model id the server answers
-with is kept (`served_model`); one that is not the model asked for is logged once.
+Structured output is negotiated per server and model (llm.negotiation). The model id
+the server answers with is kept (`served_model`); another than asked for is logged once.
 Replies are cached under (server, model, max tokens, sampling other than temperature 0,
 messages, response format), hashed: a rerun costs nothing. A cached reply keeps the
 server's finish_reason (a cache from before: one that used all its max tokens counts as
@@ -44,7 +39,6 @@ import json
 import logging
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from target_core.config import MAX_TOKENS, Settings
@@ -62,61 +56,19 @@ from target_core.llm.negotiation import (
     FORMAT_STEPS,
     format_step,
     learned_window,
+    recall_format,
     refuse_format,
+    remember_format,
     response_format,
 )
+from target_core.llm.replies import JsonReply, cut_note, parse_json_object
 from target_core.llm.servers import is_local, is_openai, same_model
-from target_core.llm.window import (
-    FOREIGN_COUNT_SHARE,
-    PROMPT_MARGIN,
-    PromptLimit,
-    ServerCounter,
-    learn_share,
-    learned_share,
-    share_after,
-)
-from target_core.tokens import TokenCounter, get_counter
+from target_core.llm.window import PromptLimit, learn_from_refusal, prompt_limit
+from target_core.tokens import get_counter
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "gpt-4o-mini"
-
-
-def parse_json_object(text: str) -> dict[str, Any] | None:
-    """The JSON object in a model's reply: the whole text, a ```json fence, or the
-    outermost {...}; None when there is none."""
-    candidates = [text.strip()]
-    if "```" in text:
-        for block in text.split("```")[1::2]:
-            candidates.append(block.removeprefix("json").strip())
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start:end + 1])
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except (ValueError, TypeError):
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
-
-
-@dataclass(frozen=True)
-class JsonReply:
-    """A JSON object asked of the model (`chat_json`), or why there is none.
-
-    `data` is None exactly when `error` is set; the error is safe to show (no key).
-    """
-
-    data: dict[str, Any] | None
-    error: str | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    cached: bool = False
-    truncated: bool = False
-    served_model: str | None = None
-
 
 REPLY_SETTINGS = ("context_window", "sampling", "max_tokens")
 """What of a model's `run_details` shapes its replies: a run's replies made under two
@@ -224,25 +176,13 @@ class ChatModel:
     # --- the context window -----------------------------------------------------------------
 
     def prompt_limit(self, task: str) -> PromptLimit:
-        """What the window leaves for a `task` prompt (see the module docstring)."""
-        info = self.client.probe(self.model)
-        learned = learned_window(self.base_url, self.model)
-        window = learned or info.context_window or self._default_window
-        source = ("the server's error message" if learned else info.window_source
-                  if info.context_window else "TARGET_CONTEXT_WINDOW")
-        reply = self.max_tokens.get(task, MAX_TOKENS["qa"])
-        room = window - reply - PROMPT_MARGIN
-        fallback = get_counter(timeout=self._token_timeout)
-        counter: TokenCounter = (ServerCounter(self.client, fallback) if info.tokenize
-                                 else fallback)
-        share = learned_share(self.base_url, self.model) or (
-            1.0 if info.tokenize or is_openai(self.base_url) else FOREIGN_COUNT_SHARE)
-        where = ("TARGET_LOCAL_CONTEXT" if self.spec.startswith("local:") else
-                 "TARGET_CONTEXT_WINDOW" if source == "TARGET_CONTEXT_WINDOW" else
-                 "the server's context size, llama.cpp's --ctx-size per slot"
-                 if info.llama_cpp else "the server's context length")
-        return PromptLimit(max(0, int(room * share)), window, reply, counter, source,
-                           f"TARGET_MAX_TOKENS_{task.upper()}", where, share)
+        """What the window leaves for a `task` prompt (llm.window.prompt_limit)."""
+        return prompt_limit(self.client.probe(self.model), self.client, self.base_url,
+                            self.model, task,
+                            reply=self.max_tokens.get(task, MAX_TOKENS["qa"]),
+                            default_window=self._default_window,
+                            local=self.spec.startswith("local:"),
+                            fallback=get_counter(timeout=self._token_timeout))
 
     def run_details(self) -> dict[str, Any]:
         """What a run records about the server: the context window, slots, the models
@@ -322,7 +262,8 @@ class ChatModel:
                 raise
             except FormatRejected as exc:
                 refuse_format(self.base_url, self.model, step)
-                self._write_formats()
+                if self.cache is not None:
+                    remember_format(self.cache, self.cache_identity, self.base_url, self.model)
                 log.info("%s refuses response_format %s (%s); asking with %s from now on",
                          self.server, FORMAT_STEPS[step], exc, FORMAT_STEPS[step + 1])
                 step = format_step(self.base_url, self.model)
@@ -344,49 +285,18 @@ class ChatModel:
     def _learn_count(self, exc: WindowExceeded, messages: Sequence[Mapping[str, str]],
                      task: str) -> None:
         """After a refusal as too long: the share of the window our counts may fill."""
-        limit = self.prompt_limit(task)
-        ours = sum(limit.counter.count(m["content"]) for m in messages)
-        share = share_after(exc.overflow, ours, limit.share)
-        learn_share(self.base_url, self.model, share)
-        log.warning("%s refused a prompt of %d tokens by our count (%s by its own) as too "
-                    "long; prompts now fill %.0f%% of the window's room", self.server, ours,
-                    exc.overflow.prompt_tokens or "no count", share * 100)
+        learn_from_refusal(exc.overflow, self.prompt_limit(task), messages, self.base_url,
+                           self.model)
 
     def _cut_note(self, reply: ChatReply, task: str) -> str:
-        """What cut a truncated reply, and the setting that would help."""
-        if not reply.truncated:
-            return ""
-        asked = self.max_tokens.get(task, MAX_TOKENS["qa"])
-        out = reply.tokens_out
-        if out is None or out >= asked:
-            return (f"; the reply was cut at {asked} tokens (raise "
-                    f"TARGET_MAX_TOKENS_{task.upper()})")
-        limit = self.prompt_limit(task)
-        if reply.tokens_in is not None and reply.tokens_in + out + 8 < limit.window:
-            return (f"; the reply was cut at {out} tokens, below its max_tokens ({asked}): "
-                    "the server's own cap on a reply (llama.cpp's --n-predict) cut it")
-        return (f"; the reply was cut at {out} tokens when prompt and reply filled the "
-                f"{limit.window}-token window ({limit.source}), below its max_tokens "
-                f"({asked}: raising TARGET_MAX_TOKENS_{task.upper()} does not help); raise "
-                f"the window ({limit.window_setting}) or give the prompt fewer tokens "
-                "(the run's token budget)")
-
-    # the negotiated step outlives the process in the response cache, under its own key
-    def _formats_key(self) -> str:
-        return cache_key(f"{self.cache_identity}|response_format", [], None)
+        """What cut a truncated reply, and the setting that would help (llm.replies)."""
+        return cut_note(reply, task, self.max_tokens.get(task, MAX_TOKENS["qa"]),
+                        lambda: self.prompt_limit(task))
 
     def _read_formats(self) -> None:
+        """The step the response cache remembers, once per model (llm.negotiation)."""
         with self._lock:
             if self._formats_read or self.cache is None:
                 return
             self._formats_read = True
-            stored = self.cache.get(self._formats_key())
-        if stored is not None and stored.content.isdigit():
-            refused = int(stored.content)
-            if 0 < refused < len(FORMAT_STEPS):
-                refuse_format(self.base_url, self.model, refused - 1)
-
-    def _write_formats(self) -> None:
-        if self.cache is not None:
-            step = format_step(self.base_url, self.model)
-            self.cache.put(self._formats_key(), self.model, CachedReply(str(step), None, None))
+            recall_format(self.cache, self.cache_identity, self.base_url, self.model)

@@ -2,7 +2,9 @@
 which structured-output step it accepts (strict `json_schema`, then `json_object` with
 the schema inside, as llama.cpp reads it, then the prompt alone; a refused step is never
 tried again) and the context window a server named in an error. llm/client.py learns
-them from responses; llm/chat.py asks before each request.
+them from responses; llm/chat.py asks before each request. A refused step also outlives
+the process: it is kept in the response cache under the model's own key
+(`remember_format`, `recall_format`), so a rerun does not ask with it again.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from target_core.llm.cache import CachedReply, ResponseCache, cache_key
 from target_core.llm.servers import server_label
 
 log = logging.getLogger(__name__)
@@ -61,3 +64,22 @@ def response_format(step: int, schema: Mapping[str, Any] | None) -> dict[str, An
         inner = schema.get("schema") if schema is not None else None
         return {"type": "json_object", **({"schema": dict(inner)} if inner else {})}
     return None
+
+
+def _formats_key(identity: str) -> str:
+    return cache_key(f"{identity}|response_format", [], None)
+
+
+def remember_format(cache: ResponseCache, identity: str, base_url: str, model: str) -> None:
+    """Keep the step the server accepts in `cache`, under the model's `identity`."""
+    step = format_step(base_url, model)
+    cache.put(_formats_key(identity), model, CachedReply(str(step), None, None))
+
+
+def recall_format(cache: ResponseCache, identity: str, base_url: str, model: str) -> None:
+    """Refuse again, for this process, the steps `cache` remembers the server refused."""
+    stored = cache.get(_formats_key(identity))
+    if stored is not None and stored.content.isdigit():
+        refused = int(stored.content)
+        if 0 < refused < len(FORMAT_STEPS):
+            refuse_format(base_url, model, refused - 1)

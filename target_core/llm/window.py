@@ -24,12 +24,18 @@ the process, so the retry of the refused prompt is fitted to them.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from target_core.llm.negotiation import learned_window
+from target_core.llm.servers import is_openai, server_label
 from target_core.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
 
 PROMPT_MARGIN = 64
 """Tokens kept free beyond the prompt and the reply: the chat template's role markers."""
@@ -88,6 +94,22 @@ class PromptLimit:
     def _share_note(self) -> str:
         return (f" ({self.share:.0%} of the room, as our count is not the model's)"
                 if self.share < 1 else "")
+
+
+class WindowFacts(Protocol):
+    """What a server reported of its window (llm.client.ServerInfo)."""
+
+    @property
+    def context_window(self) -> int | None: ...
+
+    @property
+    def window_source(self) -> str: ...
+
+    @property
+    def tokenize(self) -> bool: ...
+
+    @property
+    def llama_cpp(self) -> bool: ...
 
 
 class Tokenizer(Protocol):
@@ -168,3 +190,41 @@ def share_after(overflow: Overflow, our_count: int, share: float) -> float:
     if overflow.prompt_tokens and our_count:
         return min(share, COUNT_MARGIN * our_count / overflow.prompt_tokens)
     return share * SHARE_STEP
+
+
+# --- a model's prompt limit, and what a refusal teaches it ----------------------------------
+
+def prompt_limit(info: WindowFacts, client: Tokenizer, base_url: str, model: str, task: str,
+                 *, reply: int, default_window: int, local: bool, fallback: TokenCounter
+                 ) -> PromptLimit:
+    """What the window of `model` on the server at `base_url` (which reported `info`;
+    `client` counts with its tokenizer) leaves for a `task` prompt whose reply may take
+    `reply` tokens; `default_window` is the setting used when nothing better is known,
+    `local` tells a `local:` model's (its setting is named in messages)."""
+    learned = learned_window(base_url, model)
+    window = learned or info.context_window or default_window
+    source = ("the server's error message" if learned else info.window_source
+              if info.context_window else "TARGET_CONTEXT_WINDOW")
+    room = window - reply - PROMPT_MARGIN
+    counter: TokenCounter = ServerCounter(client, fallback) if info.tokenize else fallback
+    share = learned_share(base_url, model) or (
+        1.0 if info.tokenize or is_openai(base_url) else FOREIGN_COUNT_SHARE)
+    where = ("TARGET_LOCAL_CONTEXT" if local else
+             "TARGET_CONTEXT_WINDOW" if source == "TARGET_CONTEXT_WINDOW" else
+             "the server's context size, llama.cpp's --ctx-size per slot"
+             if info.llama_cpp else "the server's context length")
+    return PromptLimit(max(0, int(room * share)), window, reply, counter, source,
+                       f"TARGET_MAX_TOKENS_{task.upper()}", where, share)
+
+
+def learn_from_refusal(overflow: Overflow, limit: PromptLimit,
+                       messages: Sequence[Mapping[str, str]], base_url: str, model: str
+                       ) -> None:
+    """After the server refused `messages` as too long: the share of the window our
+    counts may fill from now on."""
+    ours = sum(limit.counter.count(m["content"]) for m in messages)
+    share = share_after(overflow, ours, limit.share)
+    learn_share(base_url, model, share)
+    log.warning("%s refused a prompt of %d tokens by our count (%s by its own) as too "
+                "long; prompts now fill %.0f%% of the window's room", server_label(base_url),
+                ours, overflow.prompt_tokens or "no count", share * 100)

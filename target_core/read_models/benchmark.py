@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 
 from target_core.benchgen.draft import Draft, Pair, list_drafts, pair_rows
-from target_core.benchgen.error_sources import DEFINITIONS, ErrorSourceReport, error_sources
+from target_core.benchgen.error_source_report import DEFINITIONS, ErrorSourceReport
+from target_core.benchgen.error_sources import error_sources
 from target_core.benchgen.instantiate import SampledQuery, SampleReport
 from target_core.benchgen.templates import Template
 from target_core.config import Settings

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from target_core.engine.jobs import Job
+from target_core.engine.job_record import Job
 from target_core.read_models.links import run_page_link
 
 

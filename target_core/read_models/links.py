@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from target_core.engine.jobs import Job
+from target_core.engine.job_record import Job
 
 
 def query_link(run_id: str, query_id: str) -> str:
