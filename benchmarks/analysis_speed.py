@@ -25,7 +25,7 @@ from target_core.config import PROJECT_ROOT
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
-from target_core.read_models.ablations import ablation_variants, load_ablation
+from target_core.read_models.ablation import ablation_variants, load_ablation
 from target_core.run_config import RunConfig
 from target_core.table_view import TableView
 

@@ -15,10 +15,10 @@ from pages._ui import jobs, resources, shell, url, widgets
 from pages._ui.haystack import haystack_section
 from pages._ui.sql_ablation import sql_ablation_section
 from pages._ui.text import plain
-from target_core.analysis.failure_figures import ablation_bars
-from target_core.engine.ablate import SCHEMA_VARIANT, ablation_configs
 from target_core.errors import TargetError
-from target_core.read_models.ablations import (
+from target_core.experiments.ablation import SCHEMA_VARIANT, ablation_configs
+from target_core.figures.failures import ablation_bars
+from target_core.read_models.ablation import (
     ROWS_CHOICES,
     TABLE_FORMATS,
     chosen_variants,

@@ -17,7 +17,7 @@ from pages._ui.text import plain
 from target_core.benchgen.build import pick_templates
 from target_core.benchgen.draft import Draft, Pair, default_draft_name, list_drafts
 from target_core.benchgen.draft_jobs import DraftSpec, draft_report, keep_upload, launch_draft
-from target_core.benchgen.error_sources import TABLE_COLUMNS
+from target_core.benchgen.error_source_report import TABLE_COLUMNS
 from target_core.benchgen.export import export_draft
 from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, load_templates
 from target_core.engine.jobs import JobStore
@@ -335,7 +335,7 @@ def _export() -> None:
     report = view.report
     st.dataframe(report.table(), width="stretch", column_config=percent)
     st.dataframe(report.by_difficulty(), width="stretch", column_config=percent)
-    from target_core.analysis.failure_figures import error_source_bars  # this tab only
+    from target_core.figures.failures import error_source_bars  # this tab only
 
     st.plotly_chart(error_source_bars(report), width="stretch")
     with st.expander("Definitions"):

@@ -11,6 +11,7 @@ from pages._ui import add_dataset, resources, shell, url, widgets
 from pages._ui.text import plain
 from target_core.datasets.chunking import is_passage, passage_text
 from target_core.errors import TargetError
+from target_core.figures.sizes import size_distributions
 from target_core.read_models.dataset_sizes import TableRefs, with_tokens
 from target_core.read_models.datasets import (
     evidence_cells,
@@ -25,7 +26,6 @@ from target_core.read_models.datasets import (
     table_frame,
     views_to_compare,
 )
-from target_core.read_models.plots import size_distributions
 from target_core.read_models.query import passage_caption
 from target_core.table_view import VIEW_PRESETS, TableView
 from target_core.types import Query, Table, TableLookup, parse_table_ref, table_ref

@@ -11,10 +11,10 @@ from pages._ui import resources, shell, url, widgets
 from pages._ui.embedding_map import category_map_section
 from pages._ui.text import plain
 from target_core.analysis.failure_aggregates import ALL
-from target_core.analysis.failure_figures import category_bars, rank_quality_bars, tag_heatmap
 from target_core.analysis.failures import CATEGORIES
 from target_core.engine.notes import notes
 from target_core.errors import TargetError
+from target_core.figures.failures import category_bars, rank_quality_bars, tag_heatmap
 from target_core.read_models.failures import (
     aggregates_view,
     attribution_view,

@@ -7,8 +7,8 @@ import time
 import streamlit as st
 
 from pages._ui import resources, shell
-from target_core.engine.suite import launch_demo_suite
 from target_core.errors import TargetError
+from target_core.experiments.suite import launch_demo_suite
 from target_core.read_models.home import datasets_frame, suite_summary
 
 shell.frame()

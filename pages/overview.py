@@ -11,9 +11,9 @@ import streamlit as st
 from pages._ui import jobs, resources, shell, slices, url
 from target_core.analysis.paper import PAPER_DATASETS
 from target_core.analysis.significance import VsBest
-from target_core.engine.reproduce import launch_missing, stored_reproduction
 from target_core.engine.store import RunRecord
 from target_core.errors import TargetError
+from target_core.experiments.reproduce import launch_missing, stored_reproduction
 from target_core.read_models.overview import (
     complete_runs,
     curves_view,

@@ -14,7 +14,7 @@ from target_core.benchgen.questions import Verdict, Written
 from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, Template, load_templates
 from target_core.config import Settings
 from target_core.datasets import load_dataset
-from target_core.engine.judge import TRUTH_JUDGES, Judgement, make_truth_judge
+from target_core.experiments.judge import TRUTH_JUDGES, Judgement, make_truth_judge
 from target_core.llm.chat import ChatModel
 from target_core.llm.models import CHAT_MODELS, chat_model
 from target_core.registry import parse_spec

@@ -26,11 +26,13 @@ FLOORS: tuple[str, ...] = (
     "errors", "table_view", "types", "tasks", "run_config", "config", "progress", "registry",
     "pyclass", "tokens", "textproc", "sql", "datasets", "serialize", "metrics", "llm",
     "vectorstore", "embeddings", "generators", "pricing", "retrievers", "costs", "engine",
-    "benchgen", "analysis", "read_models", "api", "cli", "__main__")
+    "experiments", "benchgen", "analysis", "figures", "read_models", "api", "cli", "__main__")
 """Every top-level module and package of target_core, lowest first: each imports only
 names before it (and itself). sql sits under datasets because the Spider and TARGET
 loaders read gold tables from gold SQL; llm is the one door to LLM servers, below every
-component that calls a model; embeddings and generators never reach into each other."""
+component that calls a model; embeddings and generators never reach into each other;
+experiments (sets of runs: ablations, haystack, reproduction, suite, judge) stand on the
+engine's run mechanics, which never import them (a job kind names its task by string)."""
 
 FLOOR_OF = {top: i for i, top in enumerate(FLOORS)}
 MAX_LINES = 400
@@ -154,20 +156,22 @@ def library_imports_of_the_app(sources: Mapping[str, str]) -> list[str]:
 
 PAGE_MAY_IMPORT = ("target_core.read_models", "target_core.types", "target_core.table_view",
                    "target_core.run_config", "target_core.tasks", "target_core.errors",
-                   "pages._ui")
+                   "target_core.figures", "pages._ui")
 """What a page (and its UI glue) may import of this project: read models, the types they
 hand over, the task registry (data: what a task replies, the failure rule in words),
-errors, and the glue itself. Launching work goes through read models' command
-side too, never straight into engine/, analysis/ or benchgen/."""
+errors, the figures (to hand to st.plotly_chart), and the glue itself. Launching work
+goes through read models' command side too, never straight into engine/, analysis/ or
+benchgen/."""
 
 TODO_PAGE_IMPORTS = {
     "pages/_ui/add_dataset.py": {"target_core.datasets.add"},
-    "pages/_ui/answer.py": {"target_core.engine.judge"},
+    "pages/_ui/answer.py": {"target_core.experiments.judge"},
     "pages/_ui/embedding_map.py": {"target_core.analysis.embedding_map",
                                    "target_core.analysis.failures",
                                    "target_core.engine.haystack", "target_core.engine.store"},
     "pages/_ui/haystack.py": {"target_core.metrics.labels", "target_core.retrievers"},
-    "pages/_ui/jobs.py": {"target_core.engine.jobs", "target_core.engine.workers"},
+    "pages/_ui/jobs.py": {"target_core.engine.job_record", "target_core.engine.jobs",
+                          "target_core.engine.workers"},
     "pages/_ui/probe.py": {"target_core.analysis.probe", "target_core.engine.notes",
                            "target_core.engine.store"},
     "pages/_ui/resources.py": {"target_core.config", "target_core.costs",
@@ -176,21 +180,19 @@ TODO_PAGE_IMPORTS = {
                                "target_core.progress"},
     "pages/_ui/slices.py": {"target_core.analysis.slices"},
     "pages/_ui/widgets.py": {"target_core.datasets.lookup"},
-    "pages/ablations.py": {"target_core.analysis.failure_figures",
-                           "target_core.engine.ablate", "target_core.retrievers"},
+    "pages/ablations.py": {"target_core.experiments.ablation", "target_core.retrievers"},
     "pages/benchmark_builder.py": {
-        "target_core.analysis.failure_figures", "target_core.benchgen.build",
+        "target_core.benchgen.build",
         "target_core.benchgen.draft", "target_core.benchgen.draft_jobs",
-        "target_core.benchgen.error_sources", "target_core.benchgen.export",
+        "target_core.benchgen.error_source_report", "target_core.benchgen.export",
         "target_core.benchgen.templates", "target_core.engine.jobs"},
     "pages/compare.py": {"target_core.analysis.report"},
     "pages/datasets.py": {"target_core.datasets.chunking"},
     "pages/failures.py": {"target_core.analysis.failure_aggregates",
-                          "target_core.analysis.failure_figures",
                           "target_core.analysis.failures", "target_core.engine.notes"},
-    "pages/home.py": {"target_core.engine.suite"},
+    "pages/home.py": {"target_core.experiments.suite"},
     "pages/overview.py": {"target_core.analysis.paper", "target_core.analysis.significance",
-                          "target_core.engine.reproduce", "target_core.engine.store"},
+                          "target_core.experiments.reproduce", "target_core.engine.store"},
     "pages/query.py": {"target_core.analysis.explain", "target_core.datasets.chunking",
                        "target_core.engine.haystack"},
     "pages/run.py": {"target_core.engine.presets", "target_core.generators",
@@ -214,26 +216,22 @@ def page_imports(sources: Mapping[str, str]) -> dict[str, set[str]]:
 
 
 RUNS_WORK = ("target_core.engine.runner", "target_core.engine.workers",
-             "target_core.engine.ablate", "target_core.engine.haystack",
-             "target_core.engine.sql_ablate", "target_core.engine.reproduce",
-             "target_core.engine.judge", "target_core.engine.suite",
-             "target_core.engine.reopen", "target_core.retrievers")
-"""Modules whose import means launching or running work (runs, jobs, retrievers)."""
+             "target_core.engine.reopen", "target_core.experiments", "target_core.retrievers")
+"""Modules whose import means launching or running work (runs, jobs, retrievers, every
+experiment). engine.haystack is not one: it parses a haystack spec and draws its
+distractor tables; the sweep that runs its points is experiments.haystack."""
 
 TODO_VIEWS_RUNNING = {
-    "target_core.read_models.ablations": {"target_core.engine.ablate"},
-    "target_core.read_models.answer": {"target_core.engine.judge"},
-    "target_core.read_models.embedding_map": {"target_core.engine.haystack"},
-    "target_core.read_models.haystack": {"target_core.engine.ablate", "target_core.engine.haystack",
-                                   "target_core.engine.runner"},
+    "target_core.read_models.ablation": {"target_core.experiments.ablation"},
+    "target_core.read_models.answer": {"target_core.experiments.judge"},
+    "target_core.read_models.haystack": {"target_core.experiments.ablation"},
     "target_core.read_models.home": {"target_core.engine.workers"},
     "target_core.read_models.matched_rows": {"target_core.engine.reopen", "target_core.retrievers",
                                        "target_core.retrievers.rows"},
-    "target_core.read_models.query": {"target_core.engine.haystack"},
-    "target_core.read_models.reproduce": {"target_core.engine.reproduce"},
+    "target_core.read_models.reproduce": {"target_core.experiments.reproduce"},
     "target_core.read_models.runs": {"target_core.engine.workers",
                                      "target_core.retrievers.llm_calls"},
-    "target_core.read_models.sql_ablation": {"target_core.engine.sql_ablate"},
+    "target_core.read_models.sql_ablation": {"target_core.experiments.sql_ablation"},
 }
 """Read models that still launch or run work (issue 30): the list may only shrink."""
 
@@ -357,6 +355,29 @@ def _third_party_imports(source: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.add(node.module.split(".")[0])
     return found
+
+
+FIGURES = "target_core.figures"
+"""The one package that imports plotly: read models name its Figure type, pages only
+hand what it returns to st.plotly_chart."""
+
+
+def plotly_outside_figures(sources: Mapping[str, str]) -> list[str]:
+    """Modules (or page files) outside FIGURES that import plotly."""
+    return sorted(name for name, src in sources.items()
+                  if name != FIGURES and not name.startswith(FIGURES + ".")
+                  and "plotly" in _third_party_imports(src))
+
+
+def test_only_the_figures_import_plotly() -> None:
+    assert not plotly_outside_figures({**SOURCES, **APP_SOURCES})
+
+
+def test_probe_plotly_outside_the_figures() -> None:
+    planted = {"target_core.read_models.x": "def f():\n    from plotly import graph_objects\n",
+               "pages/x.py": "import plotly.express as px\n",
+               "target_core.figures.x": "import plotly.graph_objects as go\n"}
+    assert plotly_outside_figures(planted) == ["pages/x.py", "target_core.read_models.x"]
 
 
 SERVER_DOOR = "target_core.llm.client"

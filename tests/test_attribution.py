@@ -273,7 +273,7 @@ def test_demo_fact_end_to_end(tmp_path: Path) -> None:
 def test_rank_quality_chart_draws_every_bin(store: RunStore) -> None:
     """Regression: bins "1" and "2" made plotly pick a numeric axis on which "3-5",
     "6-10" and "not retrieved" were not drawn."""
-    from target_core.analysis.failure_figures import rank_quality_bars
+    from target_core.figures.failures import rank_quality_bars
 
     figure = rank_quality_bars(rank_quality(store, _add_run(store, RANKED, task="qa")))
     full = figure

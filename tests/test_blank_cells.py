@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from target_core.config import load_settings
-from target_core.engine.reproduce import reproduction_configs
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
+from target_core.experiments.reproduce import reproduction_configs
 from target_core.run_config import GenerationConfig, RunConfig
 
 

@@ -13,14 +13,8 @@ from urllib.parse import parse_qs, urlsplit
 import pandas as pd
 import pytest
 
-from target_core.analysis.compare import compare_runs
-from target_core.analysis.figures import (
-    ci_forest,
-    rank_scatter,
-    run_names,
-    win_tie_loss_bars,
-)
-from target_core.analysis.report import comparison_report, paired_tests_table, report_html
+from target_core.analysis.compare import compare_runs, run_names
+from target_core.analysis.report import paired_tests_table
 from target_core.analysis.significance import (
     outcome_column,
     outcomes_frame,
@@ -28,6 +22,8 @@ from target_core.analysis.significance import (
 )
 from target_core.analysis.stats import mcnemar_exact
 from target_core.engine.store import QueryResult, RunStore
+from target_core.figures.compare import ci_forest, rank_scatter, win_tie_loss_bars
+from target_core.figures.report import comparison_report, report_html
 from target_core.run_config import RunConfig
 from target_core.table_view import TableView
 

@@ -1,6 +1,7 @@
 """Headline metrics per slice of the queries' metadata (difficulty, database_id,
 failure_mode, any extra field): GTR-T's Figure 5 when sliced by difficulty, on the
-Overview and the Compare page (analysis/slices.py)."""
+Overview and the Compare page (analysis/slices.py, figures/slices.py and
+read_models/slices.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,8 @@ import pytest
 from target_core.analysis.slices import (
     MAX_FIELD_VALUES,
     MISSING,
-    by_slice,
     field_values,
     metadata_frame,
-    slice_bars,
     slice_frame,
     slice_table,
 )
@@ -23,6 +22,8 @@ from target_core.config import load_settings
 from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
+from target_core.figures.slices import slice_bars
+from target_core.read_models.slices import by_slice
 from target_core.run_config import GenerationConfig, RunConfig
 from target_core.types import Query
 

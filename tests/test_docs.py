@@ -16,7 +16,7 @@ import pytest
 from docs_support import DOCS, all_pages, anchors, page
 
 from target_core.analysis.failures import CATEGORIES
-from target_core.benchgen.error_sources import DEFINITIONS as ERROR_SOURCES
+from target_core.benchgen.error_source_report import DEFINITIONS as ERROR_SOURCES
 from target_core.cli import COMMANDS
 from target_core.config import SETTINGS
 

@@ -388,7 +388,7 @@ def test_the_datasets_page_shows_passages(app, monkeypatch) -> None:
     assert (shown["Tables"], shown["Passages"], shown["Median rows"]) == ("0", "175", "–")
     largest = at.dataframe[0].value  # a passage has no rows or columns to list
     assert len(largest) == 10 and set(largest["rows"]) == set(largest["columns"]) == {""}
-    from target_core.read_models.plots import size_distributions
+    from target_core.figures.sizes import size_distributions
 
     figure = size_distributions(pd.DataFrame({"rows": [1], "columns": [1], "tokens": [9],
                                               "kind": ["passage"]}))

@@ -207,7 +207,7 @@ def test_heuristic_judge_by_rouge1_recall_via_the_cli(tmp_path: Path, capsys) ->
 def test_llm_judge_on_the_fake_server_records_a_malformed_reply_as_failed(
         tmp_path: Path, fake_openai) -> None:
     from target_core.datasets import load_dataset
-    from target_core.engine.judge import TRUTH_RUBRIC, judge_run, make_truth_judge
+    from target_core.experiments.judge import TRUTH_RUBRIC, judge_run, make_truth_judge
 
     workspace, run_id = _fresh_run(tmp_path, limit=3)
     settings = load_settings(workspace, environ={"OPENAI_API_KEY": "sk-test",
@@ -298,7 +298,7 @@ def test_judge_beyond_the_tolerance_fails_and_its_job_says_why(
     from target_core.cli.main import main
     from target_core.datasets import load_dataset
     from target_core.engine.jobs import JobStore
-    from target_core.engine.judge import judge_run, make_truth_judge
+    from target_core.experiments.judge import judge_run, make_truth_judge
     from target_core.llm.policy import LLMStepFailed
 
     workspace, run_id = _fresh_run(tmp_path, limit=4)
@@ -367,8 +367,8 @@ def _values(data: Any) -> list[float]:
 
 def test_query_page_shows_gtr_metrics_and_the_judgement(app, tmp_path: Path) -> None:
     from target_core.datasets import load_dataset
-    from target_core.engine.judge import HeuristicTruthJudge, judge_run
     from target_core.engine.runner import run_retrieval
+    from target_core.experiments.judge import HeuristicTruthJudge, judge_run
     from target_core.read_models.answer import gtr_note
 
     settings = load_settings(tmp_path / "ws")
@@ -426,7 +426,7 @@ def test_a_run_stored_before_gtr_metrics_gets_them_when_judged_and_exports_them(
         tmp_path: Path) -> None:
     from target_core.datasets import load_dataset
     from target_core.engine.export import export_run
-    from target_core.engine.judge import HeuristicTruthJudge, judge_run
+    from target_core.experiments.judge import HeuristicTruthJudge, judge_run
 
     workspace, run_id = _fresh_run(tmp_path, limit=3)
     store = RunStore.in_workspace(workspace)
@@ -457,7 +457,7 @@ def test_a_run_stored_before_gtr_metrics_gets_them_when_judged_and_exports_them(
 
 def test_two_judges_never_mix_in_one_number(tmp_path: Path) -> None:
     from target_core.datasets import load_dataset
-    from target_core.engine.judge import HeuristicTruthJudge, Judgement, judge_run
+    from target_core.experiments.judge import HeuristicTruthJudge, Judgement, judge_run
 
     class Yes:
         spec, label, concurrency = "yes", "always 1 (test)", 1

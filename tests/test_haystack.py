@@ -29,10 +29,10 @@ from target_core.engine.haystack import (
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore, config_key
 from target_core.errors import ConfigError, TargetError, UnknownNameError
+from target_core.figures.recall import haystack_figure
 from target_core.read_models.haystack import (
     default_sizes,
     haystack_curve,
-    haystack_figure,
     parse_sizes,
 )
 from target_core.read_models.query import ranked_frame

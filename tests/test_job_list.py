@@ -88,7 +88,7 @@ def test_home_demo_suite_lists_its_jobs_in_the_sidebar_on_the_click(
     """Launching is faked (queued jobs; the workers' start recorded, not done): the real
     suite takes minutes. The click only queues; the sidebar lists the jobs, then asks
     for their workers."""
-    import target_core.engine.suite as suite
+    import target_core.experiments.suite as suite
     from pages._ui import jobs as sidebar_jobs
     from target_core.engine.workers import Launch
 

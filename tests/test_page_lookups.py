@@ -11,12 +11,12 @@ import pytest
 
 from target_core.config import load_settings
 from target_core.datasets import load_dataset, lookup, open_lookup, registry
-from target_core.engine.ablate import ablation_variants
-from target_core.engine.ablate import has_schema_context as schema_of_tables
-from target_core.engine.reproduce import stored_reproduction
 from target_core.engine.store import RunStore
 from target_core.engine.workers import launch_run
-from target_core.read_models.ablations import (
+from target_core.experiments.ablation import ablation_variants
+from target_core.experiments.ablation import has_schema_context as schema_of_tables
+from target_core.experiments.reproduce import stored_reproduction
+from target_core.read_models.ablation import (
     has_schema_context,
     load_ablation,
     run_ablation,

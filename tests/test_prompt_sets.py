@@ -209,7 +209,7 @@ def test_heuristic_runs_ignore_the_set_and_compare_as_a_prompt_set_comparison(
 
 def test_reproduce_takes_a_prompt_set(tmp_path: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    from target_core.engine.reproduce import reproduction_configs
+    from target_core.experiments.reproduce import reproduction_configs
 
     configs = [c for _, c in reproduction_configs("demo-qa", generator="heuristic",
                                                   prompt_set="target-code")]

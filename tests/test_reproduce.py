@@ -13,8 +13,8 @@ import pytest
 from target_core.analysis.paper import PAPER_DATASETS, PAPER_METHODS, PAPER_TABLE2
 from target_core.cli import main
 from target_core.config import load_settings
-from target_core.engine.reproduce import OTTQA_VIEW, baselines, reproduce, reproduction_configs
 from target_core.errors import UnknownNameError
+from target_core.experiments.reproduce import OTTQA_VIEW, baselines, reproduce, reproduction_configs
 from target_core.read_models.reproduce import paper_dataset, reproduction_frame
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_70fa2b7d70bff6b1.txt"

@@ -12,9 +12,9 @@ import pytest
 from target_core.cli import main
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
-from target_core.engine.ablate import SCHEMA_VARIANT, ablation_variants, has_schema_context
 from target_core.engine.store import RunStore, config_key
 from target_core.errors import ConfigError
+from target_core.experiments.ablation import SCHEMA_VARIANT, ablation_variants, has_schema_context
 from target_core.generators.context import ContextBuilder
 from target_core.run_config import GenerationConfig, RunConfig
 from target_core.serialize import table_text

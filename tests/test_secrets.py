@@ -48,8 +48,8 @@ def _files_holding(root: Path, secret: str) -> list[str]:
 
 def test_a_planted_key_is_never_written_anywhere(tmp_path: Path, fake_openai: FakeOpenAI,
                                                  caplog: pytest.LogCaptureFixture) -> None:
-    from target_core.analysis.report import comparison_report
     from target_core.engine.export import export_run
+    from target_core.figures.report import comparison_report
 
     caplog.set_level(logging.DEBUG)
     fake_openai.chat_responder = _answers

@@ -20,13 +20,13 @@ from target_core.benchgen.questions import Verdict, Written, WrittenQuestion
 from target_core.cli.main import main
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
-from target_core.engine.sql_ablate import (
+from target_core.engine.store import RunStore, config_key
+from target_core.errors import ConfigError
+from target_core.experiments.sql_ablation import (
     run_sql_variants,
     sql_ablation_configs,
     sql_ablation_variants,
 )
-from target_core.engine.store import RunStore, config_key
-from target_core.errors import ConfigError
 from target_core.generators.prompts import PROMPT_SETS, build_messages
 from target_core.generators.sql_answer import score_answer, template_answer
 from target_core.generators.sql_prompt_options import (

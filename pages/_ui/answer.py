@@ -134,10 +134,10 @@ def _sql(view: AnswerView) -> None:
 
 def judge_launcher(run_id: str) -> None:
     """A job rating every answer of the run with GTR's truthfulness rubric
-    (engine.judge); its ratings show beside the other metrics when it is done."""
+    (experiments.judge); its ratings show beside the other metrics when it is done."""
     from pages._ui import resources
-    from target_core.engine.judge import launch_judge
     from target_core.errors import TargetError
+    from target_core.experiments.judge import launch_judge
 
     with st.expander("Rate the run's truthfulness (GTR's rubric: 1 relevant, 0 irrelevant)"):
         spec = st.text_input("Judge", "heuristic", key=f"judge-spec-{run_id}",

@@ -9,11 +9,11 @@ import streamlit as st
 
 from pages._ui import jobs, resources, widgets
 from target_core.errors import TargetError
+from target_core.figures.recall import haystack_figure
 from target_core.metrics.labels import label
 from target_core.read_models.haystack import (
     default_sources,
     haystack_curve,
-    haystack_figure,
     parse_sizes,
     points_table,
 )

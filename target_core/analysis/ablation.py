@@ -19,8 +19,13 @@ import pandas as pd
 from target_core.analysis.stats import holm, mcnemar_exact
 from target_core.config import Settings
 from target_core.datasets import load_dataset
-from target_core.engine.ablate import Variant, ablation_configs, ablation_variants, complete_runs
 from target_core.engine.store import RunRecord, RunStore
+from target_core.experiments.ablation import (
+    Variant,
+    ablation_configs,
+    ablation_variants,
+    complete_runs,
+)
 from target_core.metrics.labels import label
 from target_core.types import TableLookup
 

@@ -14,6 +14,7 @@ adjusted by Holm.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
@@ -32,7 +33,7 @@ from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import TargetError
 
 __all__ = ["FlippedQuery", "MetricTest", "PairComparison", "RunComparison", "RunSummary",
-           "compare_runs", "dataset_label"]
+           "compare_runs", "dataset_label", "run_names"]
 
 HIT_CUTOFFS = (1, 3, 5, 10)
 BINARY_DOWNSTREAM = ("execution_match", "fact_correct", "truthfulness")
@@ -280,3 +281,20 @@ def _with_holm(pairs: list[PairComparison]) -> list[PairComparison]:
         baseline=p.baseline, other=p.other, flipped=p.flipped, warning=p.warning,
         tests=[MetricTest(**(asdict(t) | {"p_holm": adjusted[(i, t.metric)]}))
                for t in p.tests]) for i, p in enumerate(pairs)]
+
+
+def run_names(runs: Sequence[RunRecord]) -> dict[str, str]:
+    """Short distinct names: the pipeline label, plus the view and k where runs differ
+    in them, plus the run id where that still leaves two runs with one name."""
+    views = {r.config.view.key for r in runs}
+    ks = {r.config.top_k for r in runs}
+    names = {}
+    for run in runs:
+        name = run.config.label
+        if len(views) > 1:
+            name += f" · {run.config.view.label}"
+        if len(ks) > 1:
+            name += f" · k={run.config.top_k}"
+        names[run.run_id] = name
+    counts = Counter(names.values())
+    return {rid: f"{n} ({rid})" if counts[n] > 1 else n for rid, n in names.items()}

@@ -1,6 +1,7 @@
 """Queries sliced by a metadata field (difficulty, database_id, failure_mode or any other
 field of queries.jsonl): the fields a dataset's queries offer, and each run's headline
-metrics per slice, as a table and as bars (for difficulty: GTR-T's Figure 5).
+metrics per slice, as a long frame and a table (the bars: figures.slices;
+both together: read_models.slices).
 
 A slice's metric is the run's headline (target_core.tasks) over the slice's queries: Table
 2's recall columns as TARGET defines them (R@c: Σ gold tables within c / Σ gold tables of
@@ -15,13 +16,9 @@ for QA the mean sentence BLEU is not the corpus sacreBLEU, which does not averag
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import pandas as pd
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.downstream import difficulty_order
@@ -30,9 +27,8 @@ from target_core.tasks import task_rules
 from target_core.tasks.judging import per_query_metric, table2_recall_columns
 from target_core.types import Query
 
-__all__ = ["MAX_FIELD_VALUES", "MISSING", "SliceView", "by_slice",
-           "field_values", "metadata_frame", "run_slice_columns", "slice_bars",
-           "slice_frame", "slice_order", "slice_table"]
+__all__ = ["MAX_FIELD_VALUES", "MISSING", "field_values", "metadata_frame",
+           "run_slice_columns", "slice_frame", "slice_order", "slice_table"]
 
 MAX_FIELD_VALUES = 50
 """A field with more distinct values than this (an id, a free text) slices nothing."""
@@ -40,9 +36,6 @@ MAX_FIELD_VALUES = 50
 MISSING = "(none)"
 """The slice of queries that lack the field (or hold null in it)."""
 
-
-RUN_COLORS = ("#2563eb", "#f97316", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#ca8a04")
-"""One colour per run, in order, wherever runs are drawn side by side."""
 _SCALARS = (str, int, float, bool)
 
 
@@ -162,55 +155,3 @@ def slice_table(frame: pd.DataFrame) -> pd.DataFrame:
     counts = frame.groupby("slice")["queries"].max().reindex(order)
     table.insert(0, "queries", counts.astype("Int64"))
     return table.reset_index()
-
-
-def slice_bars(frame: pd.DataFrame, field: str = "") -> go.Figure:
-    """One panel per metric (R@10, EX, ...), the field's values on x, a bar per run (for
-    difficulty on text-to-SQL runs: GTR-T's Figure 5). Values and run names come from
-    the data: escaped, since plotly renders a subset of HTML in labels."""
-    names = list(dict.fromkeys(frame["name"]))
-    # each panel its own scale: recall is 0-1, BLEU 0-100 (a shared axis flattened recall)
-    figure = make_subplots(rows=1, cols=max(1, len(names)), subplot_titles=names)
-    order = slice_order(set(frame["slice"])) if not frame.empty else []
-    shown = [html.escape(value) for value in order]
-    for i, run in enumerate(dict.fromkeys(frame["run"])):
-        label = html.escape(str(run))
-        for j, name in enumerate(names, start=1):
-            part = frame[(frame["run"] == run) & (frame["name"] == name)]
-            values = dict(zip(part["slice"], part["value"], strict=True))
-            figure.add_trace(go.Bar(
-                x=shown, y=[values.get(value) for value in order], name=label,
-                marker_color=RUN_COLORS[i % len(RUN_COLORS)], showlegend=j == 1,
-                legendgroup=label, hovertemplate=f"{label}<br>%{{x}}: %{{y:.3f}}"
-                "<extra></extra>"), row=1, col=j)
-    figure.update_xaxes(type="category", categoryorder="array", categoryarray=shown)
-    figure.update_layout(barmode="group", height=380, margin={"l": 40, "r": 10, "t": 80,
-                                                               "b": 40},
-                         title={"text": html.escape(field), "x": 0, "font": {"size": 13}},
-                         legend={"orientation": "h", "x": 0.3, "y": 1.22})
-    return figure
-
-
-@dataclass(frozen=True)
-class SliceView:
-    field: str
-    table: pd.DataFrame
-    """One row per value of the field, its query count, a column per run and metric."""
-    figure: go.Figure
-    """A panel per metric, a bar per run and value."""
-
-    @property
-    def empty(self) -> bool:
-        return self.table.empty
-
-
-def by_slice(store: RunStore, runs: Sequence[RunRecord], metadata: pd.DataFrame,
-             field: str, names: Mapping[str, str] | None = None) -> SliceView:
-    """The runs' headline metrics per value of `field` (a column of `metadata_frame`),
-    as a table and as bars; empty when the field is unknown or no run has a value."""
-    if field not in metadata.columns or not runs:
-        return SliceView(field, pd.DataFrame(), go.Figure())
-    frame = slice_frame(store, runs, metadata, field, names)
-    if frame.empty:
-        return SliceView(field, pd.DataFrame(), go.Figure())
-    return SliceView(field, slice_table(frame), slice_bars(frame, field))

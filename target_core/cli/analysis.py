@@ -84,8 +84,8 @@ def _write_compare_files(store: Any, args: argparse.Namespace, result: Any) -> N
     """--html: the standalone report; --csv: per-query outcomes (paths go to stderr)."""
     from pathlib import Path
 
-    from target_core.analysis.report import report_html
     from target_core.analysis.significance import outcomes_frame
+    from target_core.figures.report import report_html
 
     if not (args.html or args.csv):
         return
@@ -128,8 +128,8 @@ class _VariantProgress:
 
 
 def cmd_ablate(args: argparse.Namespace) -> int:
-    from target_core.engine.ablate import DEFAULT_ROWS
-    from target_core.read_models.ablations import ablation_variants, run_ablation
+    from target_core.experiments.ablation import DEFAULT_ROWS
+    from target_core.read_models.ablation import ablation_variants, run_ablation
     from target_core.table_view import TEXT_FORMATS
 
     settings = load_settings(args.workspace)
@@ -139,8 +139,8 @@ def cmd_ablate(args: argparse.Namespace) -> int:
                                  schema=args.schema)
     if args.detach:
         from target_core.cli.jobs import print_launches
-        from target_core.engine.ablate import ablation_configs
         from target_core.engine.workers import launch_run
+        from target_core.experiments.ablation import ablation_configs
 
         configs = ablation_configs(args.dataset, args.retriever, variants, top_k=args.top_k,
                                    limit=args.limit, seed=args.seed)
@@ -246,7 +246,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from target_core.datasets import load_dataset
-    from target_core.engine.reproduce import reproduce
+    from target_core.experiments.reproduce import reproduce
     from target_core.generators.prompts import prompt_set
     from target_core.read_models.reproduce import corpus_note, paper_dataset, reproduction_frame
 
@@ -256,7 +256,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     data = load_dataset(args.dataset, settings)
     if args.detach:
         from target_core.cli.jobs import print_launches
-        from target_core.engine.reproduce import launch_missing
+        from target_core.experiments.reproduce import launch_missing
 
         return print_launches(args, launch_missing(
             settings, data, generator=args.generator, embedder=args.embedder,

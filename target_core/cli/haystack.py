@@ -19,8 +19,9 @@ from target_core.config import load_settings
 def cmd_haystack(args: argparse.Namespace) -> int:
     from target_core.datasets import load_dataset, registered_name
     from target_core.engine.store import RunStore
+    from target_core.experiments.haystack import run_missing
     from target_core.metrics.labels import label
-    from target_core.read_models.haystack import haystack_curve, parse_sizes, run_missing
+    from target_core.read_models.haystack import haystack_curve, parse_sizes
 
     settings = load_settings(args.workspace)
     store = RunStore.in_workspace(settings.workspace)
@@ -41,7 +42,7 @@ def cmd_haystack(args: argparse.Namespace) -> int:
         return print_launches(args, [launch_run(c, settings=settings, dataset=dataset)
                                      for c in curve.missing()])
     bar = ProgressBar(args.progress or sys.stderr.isatty())
-    run_missing(curve, settings, store, progress=bar, on_point=None if args.json else (
+    run_missing(curve.missing(), settings, store, progress=bar, on_point=None if args.json else (
         lambda i, n, label: print(f"point {i + 1}/{n}: {label}", file=sys.stderr,
                                   flush=True)))
     curve = haystack_curve(store, settings, dataset, retrievers, sources, **options)

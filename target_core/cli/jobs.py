@@ -15,7 +15,7 @@ from target_core.cli.format import format_rows
 from target_core.config import load_settings
 
 if TYPE_CHECKING:  # imported lazily at run time: every command pays for its own imports
-    from target_core.engine.jobs import Job
+    from target_core.engine.job_record import Job
     from target_core.engine.workers import Launch
 
 
@@ -28,7 +28,8 @@ def job_row(job: Job) -> dict[str, object]:
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
-    from target_core.engine.jobs import ACTIVE, JobStore
+    from target_core.engine.job_record import ACTIVE
+    from target_core.engine.jobs import JobStore
 
     settings = load_settings(args.workspace)
     store = JobStore.in_workspace(settings.workspace)
@@ -75,8 +76,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_demo_suite(args: argparse.Namespace) -> int:
-    from target_core.engine.jobs import ACTIVE, JobStore
-    from target_core.engine.suite import demo_suite_configs, launch_demo_suite
+    from target_core.engine.job_record import ACTIVE
+    from target_core.engine.jobs import JobStore
+    from target_core.experiments.suite import demo_suite_configs, launch_demo_suite
 
     settings = load_settings(args.workspace)
     launched = launch_demo_suite(settings)

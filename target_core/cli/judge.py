@@ -1,5 +1,5 @@
 """The `judge` command: GTR's truthfulness rating of a stored run's answers
-(engine.judge), stored per query with the judge's label.
+(experiments.judge), stored per query with the judge's label.
 
 Like the rest of the CLI it only parses, calls target_core and prints.
 """
@@ -17,8 +17,8 @@ from target_core.config import load_settings
 
 def cmd_judge(args: argparse.Namespace) -> int:
     from target_core.datasets import load_dataset
-    from target_core.engine.judge import judge_run, make_truth_judge
     from target_core.engine.store import RunStore
+    from target_core.experiments.judge import judge_run, make_truth_judge
 
     settings = load_settings(args.workspace)
     store = RunStore.in_workspace(settings.workspace)

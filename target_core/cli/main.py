@@ -27,7 +27,7 @@ from target_core.cli.importing import IMPORT_ARGUMENTS, IMPORT_COMMANDS
 from target_core.cli.jobs import JOB_ARGUMENTS, JOB_COMMANDS, print_launch
 from target_core.cli.judge import JUDGE_ARGUMENTS, JUDGE_COMMANDS
 from target_core.cli.serve import SERVE_ARGUMENTS, SERVE_COMMANDS
-from target_core.cli.sql_ablate import SQL_ABLATE_ARGUMENTS, SQL_ABLATE_COMMANDS
+from target_core.cli.sql_ablation import SQL_ABLATE_ARGUMENTS, SQL_ABLATE_COMMANDS
 from target_core.config import load_settings
 from target_core.errors import TargetError
 

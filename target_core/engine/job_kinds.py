@@ -29,7 +29,7 @@ from target_core.run_config import RunConfig
 
 JobTask = Callable[[Any, Settings, Progress], dict[str, Any]]
 """A job kind's work in the worker: task(job, settings, progress) does the job (an
-engine.jobs.Job), reporting progress (which raises Cancelled on a cancel), and returns
+engine.job_record.Job), reporting progress (which raises Cancelled on a cancel), and returns
 the job columns to set when it is done (run_id, done, total, result as JSON)."""
 SpecText = Callable[[dict[str, Any]], str]
 """Text read from a job's spec (its kind's parameters as stored)."""
@@ -135,6 +135,6 @@ JOB_KINDS.register(JobKind(
     Lead("review", "benchmark_builder", (("draft", "name"),)),
     Lead("builder", "benchmark_builder")))
 JOB_KINDS.register(JobKind(
-    "judge", "truthfulness of a stored run's answers, rated by a judge (engine.judge)",
+    "judge", "truthfulness of a stored run's answers, rated by a judge (experiments.judge)",
     spec_text("truthfulness of run {run_id} by {judge}"), spec_text("judge {judge}"),
-    "target_core.engine.judge:judge_task", RUN_QUERIES, RUN_PAGE))
+    "target_core.experiments.judge:judge_task", RUN_QUERIES, RUN_PAGE))

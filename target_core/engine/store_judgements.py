@@ -1,5 +1,5 @@
 """What the run store keeps of judges: a judge's rating of each answer of a run, with its
-reason or error (engine/judge.py writes them); the table is made on first use, so
+reason or error (experiments/judge.py writes them); the table is made on first use, so
 stores older than judging read as having none."""
 
 from __future__ import annotations
@@ -41,4 +41,4 @@ _JUDGEMENTS = """CREATE TABLE IF NOT EXISTS judgements (
     run_id TEXT NOT NULL, query_id TEXT NOT NULL, judge TEXT NOT NULL, label TEXT NOT NULL,
     rating REAL, reason TEXT NOT NULL DEFAULT '', error TEXT, created_at REAL NOT NULL,
     PRIMARY KEY (run_id, query_id, judge))"""
-"""A judge's rating of one answer (engine.judge); rating NULL: the judgement failed."""
+"""A judge's rating of one answer (experiments.judge); rating NULL: the judgement failed."""

@@ -25,7 +25,7 @@ reference, `sas_scores`. Labelled "SAS (MiniLM cosine)" everywhere: SAS proper
 (Risch et al. 2021, GTR's [24]) scores the pair with a cross-encoder; a bi-encoder
 cosine is its cheap, offline stand-in. An empty answer or reference scores 0.
 
-`truthfulness` is an LLM judge's rating per query (engine.judge): GTR's "dichotomous
+`truthfulness` is an LLM judge's rating per query (experiments.judge): GTR's "dichotomous
 truthfulness rating, assigning 1 for relevant and 0 for irrelevant responses".
 
 Run level (`aggregate_gtr`): the macro mean of each per-query value over every outcome

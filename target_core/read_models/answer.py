@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from target_core.engine.judge import judgement_note
 from target_core.engine.store import QueryResult
+from target_core.experiments.judge import judgement_note
 from target_core.metrics.answers import answer_text, differing_words
 from target_core.metrics.facts import FACT_LABELS, gold_label
 from target_core.metrics.gtr import GTR_COLUMNS, SAS_LABEL
@@ -107,7 +107,7 @@ class AnswerView:
     gtr: str = ""
     """GTR's metrics of the answer in one line (`gtr_note`); "" when it has none."""
     truthfulness: str = ""
-    """The newest truthfulness judgement in words (engine.judge), "" before `judge`."""
+    """The newest truthfulness judgement in words (experiments.judge), "" before `judge`."""
 
 
 def gtr_note(scores: dict[str, float]) -> str:

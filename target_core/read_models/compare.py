@@ -16,19 +16,24 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
 import pandas as pd
-import plotly.graph_objects as go
 
-from target_core.analysis.compare import RunComparison, compare_runs, dataset_label
-from target_core.analysis.figures import ci_forest, rank_scatter, run_names, win_tie_loss_bars
+from target_core.analysis.compare import RunComparison, compare_runs, dataset_label, run_names
 from target_core.analysis.memo import Memo, run_state
 from target_core.analysis.report import flipped_table
 from target_core.analysis.significance import outcomes_frame
-from target_core.analysis.slices import RUN_COLORS, SliceView, by_slice
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError
+from target_core.figures.compare import (
+    ci_forest,
+    quality_figure,
+    rank_scatter,
+    win_tie_loss_bars,
+)
+from target_core.figures.style import Figure
 from target_core.metrics.gtr import SAS_LABEL
 from target_core.metrics.retrieval import STANDARD_KS, default_ks
 from target_core.read_models.links import query_link
+from target_core.read_models.slices import SliceView, by_slice
 from target_core.run_config import DEFAULT_PROMPT_SET, RunConfig
 
 T = TypeVar("T")
@@ -173,11 +178,11 @@ def _compare_view(store: RunStore, run_ids: Sequence[str], k: int | None,
 
 @dataclass(frozen=True)
 class CompareFigures:
-    forest: go.Figure
-    """Means with confidence intervals (analysis.figures.ci_forest)."""
-    bars: go.Figure
+    forest: Figure
+    """Means with confidence intervals (figures.compare.ci_forest)."""
+    bars: Figure
     """Win / tie / loss against the baseline."""
-    scatters: dict[str, go.Figure]
+    scatters: dict[str, Figure]
     """Compared run id -> gold ranks against the baseline's."""
 
 
@@ -239,7 +244,7 @@ class QualityScatter:
     metric: str
     points: pd.DataFrame
     """run, run_id, query_id, reply_tokens, value: the queries with both numbers."""
-    figure: go.Figure
+    figure: Figure
 
     @property
     def note(self) -> str:
@@ -277,16 +282,4 @@ def _quality_scatter(store: RunStore, view: CompareView, metric: str) -> Quality
             for run in view.runs for query_id, metrics in store.query_metrics(run.run_id)
             if "reply_tokens" in metrics and metric in metrics]
     points = pd.DataFrame(rows, columns=["run", "run_id", "query_id", "reply_tokens", "value"])
-    figure = go.Figure()
-    for i, (name, part) in enumerate(points.groupby("run", sort=False)):
-        figure.add_trace(go.Scatter(
-            x=part["reply_tokens"], y=part["value"], mode="markers", name=str(name),
-            text=part["query_id"], opacity=0.75,
-            marker_color=RUN_COLORS[i % len(RUN_COLORS)],
-            hovertemplate="%{text}<br>reply tokens=%{x}<br>" + QUALITY_METRICS[metric]
-            + "=%{y:.3f}<extra>%{fullData.name}</extra>"))
-    figure.update_layout(height=400, xaxis_title="reply length (o200k tokens)",
-                         yaxis_title=QUALITY_METRICS[metric], yaxis_range=[-0.05, 1.05],
-                         legend={"orientation": "h", "y": -0.25},
-                         margin={"l": 50, "r": 10, "t": 10, "b": 40})
-    return QualityScatter(metric, points, figure)
+    return QualityScatter(metric, points, quality_figure(points, QUALITY_METRICS[metric]))

@@ -8,11 +8,9 @@ Above SAMPLE_LIMIT tables the grey background is a sample around the marked poin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-import plotly.graph_objects as go
 
 from target_core.analysis.embedding_map import (
     DEFAULT_METHOD,
@@ -27,9 +25,10 @@ from target_core.analysis.failures import FailureReport
 from target_core.config import Settings
 from target_core.engine.haystack import distractor_source
 from target_core.engine.store import RunStore
+from target_core.figures.maps import GOLD, QUESTION, RETRIEVED, Points, map_figure
+from target_core.figures.style import Figure, plain
 from target_core.types import Dataset, TableKey, TableLookup, table_ref
 
-GREY, GOLD, RETRIEVED, QUESTION = "#cbd5e1", "#16a34a", "#2563eb", "#dc2626"
 ZOOM_BELOW = 0.5
 """The Query page's map opens zoomed to the question and its marked tables when they
 fill less than half the map's width and height (t-SNE puts a sibling-confusion's gold and
@@ -37,22 +36,8 @@ top 10 in one small cluster)."""
 
 
 @dataclass(frozen=True)
-class Points:
-    """One trace of marked points."""
-
-    name: str
-    xy: np.ndarray
-    hover: list[str]
-    color: str
-    symbol: str = "circle"
-    size: int = 10
-    labels: list[str] = field(default_factory=list)
-    """Text drawn beside each point (ranks); none when empty."""
-
-
-@dataclass(frozen=True)
 class MapView:
-    figure: go.Figure
+    figure: Figure
     caption: str
     n_tables: int
     n_shown: int
@@ -61,20 +46,13 @@ class MapView:
 
 
 def table_hover(lookup: TableLookup, key: TableKey) -> str:
-    """The table's id and title for a hover label (plain text: plotly escapes nothing we
-    do not give it, and titles are dataset content)."""
+    """The table's id and title for a hover label (figures.style.plain: titles are
+    dataset content)."""
     table = lookup.table_index.get(key)
     title = table.title if table else ""
     if (source := distractor_source(key)) is not None:
         title = f"distractor from {source}" + (f": {title}" if title else "")
-    return _plain(f"{table_ref(key)}<br>{title}" if title else table_ref(key))
-
-
-def _plain(text: str) -> str:
-    """Dataset text for a hover label: '<' and '>' defused so that no markup of the
-    dataset's is rendered (plotly renders a small subset of HTML in labels)."""
-    return (text.replace("<br>", "\x00").replace("<", "‹").replace(">", "›")
-            .replace("\x00", "<br>"))
+    return plain(f"{table_ref(key)}<br>{title}" if title else table_ref(key))
 
 
 def focus_ranges(everything: np.ndarray, focus: np.ndarray
@@ -92,46 +70,6 @@ def focus_ranges(everything: np.ndarray, focus: np.ndarray
     pad = np.maximum(0.2 * part, 0.04 * full)
     return ([float(f_low[0] - pad[0]), float(f_high[0] + pad[0])],
             [float(f_low[1] - pad[1]), float(f_high[1] + pad[1])])
-
-
-def map_figure(cmap: CorpusMap, background: np.ndarray, background_hover: list[str],
-               marked: Sequence[Points], lines: np.ndarray | None = None,
-               title: str = "", zoom: tuple[list[float], list[float]] | None = None
-               ) -> go.Figure:
-    """Grey background points (`background`: rows of cmap.xy), faint lines (pairs of
-    points, as rows [x0, y0, x1, y1]), then the marked traces in order (last on top);
-    `zoom`: the initial x and y ranges (a double click shows the whole map)."""
-    figure = go.Figure()
-    figure.add_trace(go.Scattergl(
-        x=cmap.xy[background, 0], y=cmap.xy[background, 1], mode="markers",
-        name="other tables", marker={"color": GREY, "size": 5},
-        text=background_hover, hovertemplate="%{text}<extra></extra>"))
-    if lines is not None and len(lines):
-        xs = np.column_stack([lines[:, 0], lines[:, 2], np.full(len(lines), np.nan)]).ravel()
-        ys = np.column_stack([lines[:, 1], lines[:, 3], np.full(len(lines), np.nan)]).ravel()
-        figure.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="question → gold",
-                                    line={"color": "#fca5a5", "width": 1},
-                                    hoverinfo="skip"))
-    for points in marked:
-        if not len(points.xy):
-            continue
-        figure.add_trace(go.Scatter(
-            x=points.xy[:, 0], y=points.xy[:, 1],
-            mode="markers+text" if points.labels else "markers", name=points.name,
-            text=points.labels or None, textposition="top center",
-            textfont={"size": 10, "color": points.color},
-            customdata=points.hover, hovertemplate="%{customdata}<extra></extra>",
-            marker={"color": points.color, "symbol": points.symbol, "size": points.size,
-                    "line": {"color": "white", "width": 1}}))
-    figure.update_layout(
-        title=title or None, height=560, legend={"orientation": "h", "y": -0.08},
-        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        plot_bgcolor="white")
-    figure.update_xaxes(showticklabels=False, showgrid=False, zeroline=False,
-                        **({"range": zoom[0]} if zoom else {}))
-    figure.update_yaxes(showticklabels=False, showgrid=False, zeroline=False,
-                        **({"range": zoom[1]} if zoom else {}))
-    return figure
 
 
 def _shown_caption(cmap: CorpusMap, shown: int, what: str) -> str:
@@ -200,7 +138,7 @@ def query_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
                [f"gold, {where(k)} · " + table_hover(lookup, k) for k in gold], GOLD,
                symbol="diamond", size=13,
                labels=[str(r) if (r := result.gold_ranks.get(k)) else "" for k in gold]),
-        Points("question", query_xy, [_plain(f"{query_id}: {text}")], QUESTION,
+        Points("question", query_xy, [plain(f"{query_id}: {text}")], QUESTION,
                symbol="star", size=18)], zoom=zoom)
     zoomed = "; zoomed to these points (double-click the chart for the whole map)"
     caption = _shown_caption(cmap, shown, f"Star: question {query_id}; diamonds: its gold "
@@ -235,7 +173,7 @@ def category_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
                [f"gold of {', '.join(gold_of[k])} · " + table_hover(lookup, k)
                 for k in marked_keys], GOLD, symbol="diamond", size=12),
         Points(f"{category} questions", query_xy,
-               [_plain(f"{c.query_id}: {c.query}") for c in cases], QUESTION,
+               [plain(f"{c.query_id}: {c.query}") for c in cases], QUESTION,
                symbol="star", size=14)], lines=lines)
     caption = _shown_caption(cmap, shown, f"Stars: the {len(cases)} questions in "
                              f"{category} at k = {report.k}; diamonds: their gold tables, "
@@ -243,6 +181,5 @@ def category_map_view(store: RunStore, dataset: Dataset, lookup: TableLookup,
     return MapView(figure, caption, len(cmap.keys), shown, cmap.computed, cmap.seconds)
 
 
-__all__ = ["MapView", "Points", "category_map_view", "focus_ranges", "map_figure",
-           "map_is_cached",
+__all__ = ["MapView", "category_map_view", "focus_ranges", "map_is_cached",
            "query_map_view", "table_hover"]

@@ -8,12 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 
+from target_core.figures.explain import lexical_bars
+from target_core.figures.style import Figure
 from target_core.read_models.cells import as_text
-
-COLOURS = ("#2563eb", "#f97316")
-"""Gold, then the other table."""
 
 
 @dataclass(frozen=True)
@@ -23,7 +21,7 @@ class LexicalSection:
     caption: str
     terms: pd.DataFrame
     """term, each table's share (named by its role), each table's tf, idf."""
-    figure: go.Figure
+    figure: Figure
     sums: list[str]
     gap: str
     only_other: str
@@ -43,13 +41,7 @@ def render_lexical(section: dict[str, Any]) -> LexicalSection:
         **{f"tf {role}": [row["parts"][i].get("tf") for row in section["terms"]]
            for i, role in enumerate(roles)},
         "idf": [row["parts"][0].get("idf") for row in section["terms"]]})
-    figure = go.Figure([go.Bar(name=f"{role}: {t['table']}", x=frame["term"], y=frame[role],
-                               marker_color=COLOURS[i % 2])
-                        for i, (role, t) in enumerate(zip(roles, tables, strict=True))])
-    figure.update_layout(barmode="group", height=320, margin={"l": 10, "r": 10, "t": 30,
-                                                             "b": 10},
-                         yaxis_title="share of the score", legend={"orientation": "h"},
-                         title=f"Each query term's share ({section['scorer']})")
+    figure = lexical_bars(frame, roles, [t["table"] for t in tables], section["scorer"])
     sums = [f"{t['role']} {t['table']}: terms sum to {t['sum']:.4f} = its "
             f"{section['scorer']} score {t['lexical_score']:.4f}"
             + (f"; fused score {t['fused']:.4f}" if "fused" in t else "") for t in tables]

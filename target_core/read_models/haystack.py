@@ -1,29 +1,28 @@
 """Recall against haystack size: the stored runs of one dataset that differ only in the
 number N of distractor tables (engine/haystack.py), as TARGET's needle-in-a-haystack
 curve. Each point is an ordinary run (N = 0 is the dataset's plain run), so points are
-reused when complete and the missing ones launch as jobs; `haystack` on the command line
-and the Ablations page's Haystack section read them here.
+reused when complete and the missing ones launch as jobs (or run in the process:
+experiments/haystack.py); `haystack` on the command line and the Ablations page's
+Haystack section read them here; figures.recall.haystack_figure draws them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from target_core.config import Settings
 from target_core.datasets.lookup import tables_of, with_headers
-from target_core.engine.ablate import complete_runs
 from target_core.engine.haystack import Haystack, distractor_pool, resolve_haystack
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import ConfigError
+from target_core.experiments.ablation import complete_runs
 from target_core.metrics.labels import label
 from target_core.metrics.retrieval import default_ks
-from target_core.progress import Progress, no_progress
 from target_core.read_models.links import run_queries_link
 from target_core.run_config import RunConfig
 from target_core.table_view import TableView
@@ -31,7 +30,7 @@ from target_core.types import Dataset, Table, TableLookup
 
 __all__ = ["HaystackCurve", "HaystackPoint", "default_sizes", "default_sources",
            "haystack_configs",
-           "haystack_curve", "haystack_figure", "parse_sizes", "pool_size", "run_missing"]
+           "haystack_curve", "parse_sizes", "pool_size"]
 
 
 def parse_sizes(text: str) -> tuple[int, ...]:
@@ -204,59 +203,3 @@ def haystack_curve(store: RunStore, settings: Settings, dataset: TableLookup,
     resolved = Haystack.parse(base.haystack).sources if base.haystack else tuple(sources)
     return HaystackCurve(name, dataset.n_tables, resolved, pool, tuple(points),
                          tuple(default_ks(top_k)))
-
-
-def run_missing(curve: HaystackCurve, settings: Settings, store: RunStore, *,
-                progress: Progress = no_progress,
-                on_point: Callable[[int, int, str], None] | None = None) -> None:
-    """Run the curve's missing points in this process, one after the other (resuming
-    unfinished ones). `on_point(i, n, label)` is called before each."""
-    from target_core.engine.runner import run_retrieval
-
-    missing = curve.missing()
-    for i, config in enumerate(missing):
-        if on_point is not None:
-            on_point(i, len(missing), config.label)
-        run_retrieval(config, settings=settings, store=store, progress=progress)
-
-
-def haystack_figure(frame: pd.DataFrame, metrics: Sequence[str] = ("recall@1", "recall@10")
-                    ) -> go.Figure:
-    """Recall against N, one colour per retriever, a solid line for the last metric and
-    dashed for the others. The x axis is logarithmic when the sizes span two decades or
-    more; N = 0 then sits one step left of the smallest N, labelled 0. The y axis starts
-    0.05 below the lowest point, so small changes are visible."""
-    shown = frame.dropna(subset=[m for m in metrics if m in frame])
-    sizes = sorted(set(shown["N"]))
-    positive = [n for n in sizes if n > 0]
-    log = len(positive) >= 2 and positive[-1] / positive[0] >= 100
-    zero = positive[0] / 3 if log and positive else 0
-
-    def x(n: int) -> float:
-        return zero if n == 0 else n
-
-    figure = go.Figure()
-    palette = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2"]
-    for i, (retriever, part) in enumerate(shown.groupby("retriever", sort=False)):
-        part = part.sort_values("N")
-        for j, metric in enumerate(m for m in metrics if m in part):
-            last = j == len([m for m in metrics if m in part]) - 1
-            figure.add_trace(go.Scatter(
-                x=[x(n) for n in part["N"]], y=part[metric], mode="lines+markers",
-                name=f"{retriever} {label(metric)}", legendgroup=str(retriever),
-                line={"color": palette[i % len(palette)], "dash": None if last else "dash"},
-                customdata=list(zip(part["N"], part["corpus"], part["run_id"], strict=True)),
-                hovertemplate=(f"{label(metric)}=%{{y:.3f}}<br>N=%{{customdata[0]}} distractors "
-                               "(corpus %{customdata[1]})<br>run %{customdata[2]}"
-                               "<extra>%{fullData.name}</extra>")))
-    axis: dict[str, object] = {"title": "distractor tables added (N)"}
-    if log:
-        axis |= {"type": "log", "tickvals": [x(n) for n in sizes],
-                 "ticktext": [f"{n:,}" for n in sizes]}
-    values = shown[[m for m in metrics if m in shown]].to_numpy().ravel()
-    low = max(0.0, float(values.min()) - 0.05) if len(values) else 0.0  # the changes show
-    figure.update_layout(height=400, xaxis=axis, yaxis_title="mean recall",
-                         yaxis_range=[low, 1.01], yaxis_tickformat=".2f",
-                         legend={"orientation": "h", "y": -0.25},
-                         margin={"l": 50, "r": 10, "t": 10, "b": 40})
-    return figure

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from target_core.analysis.figures import run_names
+from target_core.analysis.compare import run_names
 from target_core.analysis.leaderboard import latest_complete, no_retrieval
 from target_core.analysis.slices import MISSING, field_values, metadata_frame
 from target_core.engine.store import RunRecord, RunStore

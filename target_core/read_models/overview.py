@@ -8,10 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
-import plotly.graph_objects as go
 
-from target_core.analysis.compare import named_by_content
-from target_core.analysis.figures import run_names
+from target_core.analysis.compare import named_by_content, run_names
 from target_core.analysis.leaderboard import (
     Leaderboard,
     column_pairs,
@@ -23,9 +21,10 @@ from target_core.analysis.leaderboard import (
     recall_curves,
 )
 from target_core.analysis.significance import TEST_NAMES, VsBest, significant_vs_best
-from target_core.analysis.slices import SliceView, by_slice
 from target_core.engine.store import RunRecord, RunStore
-from target_core.read_models.plots import recall_at_k_curves
+from target_core.figures.recall import recall_at_k_curves
+from target_core.figures.style import Figure
+from target_core.read_models.slices import SliceView, by_slice
 from target_core.table_view import TableView
 from target_core.tasks import task_rules
 from target_core.tasks.base import GTR_EXTRAS
@@ -152,7 +151,7 @@ def leaderboard_view(store: RunStore, runs: Sequence[RunRecord],
 
 @dataclass(frozen=True)
 class CurvesView:
-    figure: go.Figure
+    figure: Figure
     paper_cutoff: int
     """The k at which TARGET's Table 2 reports this dataset's task."""
 

@@ -7,17 +7,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from target_core.analysis.leaderboard import recall_curves
 from target_core.analysis.paper import PAPER_DATASETS, PAPER_TABLE2, PaperCell, PaperDataset
 from target_core.datasets.registry import DatasetInfo
-from target_core.engine.reproduce import Baseline
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError
+from target_core.experiments.reproduce import Baseline
+from target_core.figures.recall import recall_at_k_curves
+from target_core.figures.style import Figure
 from target_core.read_models.cells import as_text
 from target_core.read_models.links import run_queries_link
-from target_core.read_models.plots import recall_at_k_curves
 from target_core.tasks import task_rules
 from target_core.tasks.judging import table2_recall_columns
 
@@ -127,7 +127,7 @@ def default_paper(task: str) -> str:
 
 
 def reproduction_curves(store: RunStore, done: Sequence[tuple[Baseline, RunRecord]]
-                        ) -> go.Figure:
+                        ) -> Figure:
     """Recall@k for k = 1..10 of each baseline run (the paper's Figure 2, on our data;
     the paper prints its curve without numbers, so only ours is drawn)."""
     runs = [run for baseline, run in done if not baseline.needs_generator]

@@ -35,8 +35,8 @@ def _cell(value: object, kind: str) -> str:
 
 def cmd_sql_ablate(args: argparse.Namespace) -> int:
     from target_core.datasets import load_dataset, registered_name
-    from target_core.engine.sql_ablate import run_sql_variants
     from target_core.engine.store import RunStore
+    from target_core.experiments.sql_ablation import run_sql_variants
     from target_core.read_models.sql_ablation import load_sql_ablation
 
     settings = load_settings(args.workspace)

@@ -1,4 +1,4 @@
-"""DataFrame -> plotly Figure builders. No streamlit here: pages only call st.plotly_chart."""
+"""The Datasets page's figure: how large the tables (and passages) of a corpus are."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-_COLOR = "#2563eb"
+from target_core.figures.style import BLUE, Figure
+
+__all__ = ["size_distributions"]
 
 
-def size_distributions(tables: pd.DataFrame) -> go.Figure:
+def size_distributions(tables: pd.DataFrame) -> Figure:
     """Histograms of rows and columns per table and of tokens per table (and passage,
     when the corpus has passages: they have no rows or columns), side by side."""
     grids = tables[tables["kind"] == "table"] if "kind" in tables else tables
@@ -24,26 +26,11 @@ def size_distributions(tables: pd.DataFrame) -> go.Figure:
     for i, (column, _, frame) in enumerate(panels, start=1):
         values = frame[column].dropna() if column in frame else pd.Series(dtype=float)
         figure.add_trace(
-            go.Histogram(x=values, marker_color=_COLOR, name=column, nbinsx=30,
+            go.Histogram(x=values, marker_color=BLUE, name=column, nbinsx=30,
                          hovertemplate=f"{column}: %{{x}}<br>count: %{{y}}<extra></extra>"),
             row=1, col=i)
         figure.update_xaxes(title_text=column, row=1, col=i)
         figure.update_yaxes(title_text="count" if i == 1 else None, row=1, col=i)
     figure.update_layout(showlegend=False, height=320, margin={"l": 40, "r": 10, "t": 40,
                                                                 "b": 40}, bargap=0.05)
-    return figure
-
-
-def recall_at_k_curves(curves: pd.DataFrame, title: str = "") -> go.Figure:
-    """Recall@k against k, one line per run (TARGET's Figure 2)."""
-    figure = go.Figure()
-    for label, part in curves.groupby("label", sort=False):
-        figure.add_trace(go.Scatter(
-            x=part["k"], y=part["recall"], mode="lines+markers", name=str(label),
-            hovertemplate="k=%{x}<br>recall=%{y:.3f}<extra>%{fullData.name}</extra>"))
-    figure.update_layout(title=title or None, height=380, xaxis_title="k",
-                         yaxis_title="mean recall@k", yaxis_range=[0, 1.02],
-                         legend={"orientation": "h", "y": -0.25},
-                         margin={"l": 50, "r": 10, "t": 40 if title else 10, "b": 40})
-    figure.update_xaxes(dtick=1 if curves["k"].max() <= 20 else None)
     return figure

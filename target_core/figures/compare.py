@@ -1,16 +1,12 @@
-"""Plotly figures of a comparison of runs: gold rank of run A against run B per query,
-win/tie/loss per metric and pair, and each run's means with bootstrap confidence
-intervals. Frames and dataclasses in, go.Figure out; no streamlit here.
-
-Query ids are dataset content: plotly renders a subset of HTML in hover text, so they
-are escaped before they reach a figure.
-"""
+"""The Compare page's figures (and the HTML report's): gold rank of run A against run B
+per query, win/tie/loss per metric and pair, each run's means with bootstrap confidence
+intervals, and GTR's Figure 3 (answer quality against reply length). Query ids and run
+names are dataset or user content: escaped before they reach a figure."""
 
 from __future__ import annotations
 
-import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -18,31 +14,14 @@ from plotly.subplots import make_subplots
 
 from target_core.analysis.compare import RunComparison
 from target_core.analysis.significance import outcome_column
-from target_core.engine.store import RunRecord
+from target_core.figures.style import RUN_COLORS, Figure, escape
 
-__all__ = ["ci_forest", "rank_scatter", "run_names", "win_tie_loss_bars"]
+__all__ = ["ci_forest", "quality_figure", "rank_scatter", "win_tie_loss_bars"]
 
 _WIN, _TIE, _LOSS = "#16a34a", "#cbd5e1", "#dc2626"
 _OUTCOME_COLORS = {"both found": "#2563eb", "only {a}": "#dc2626", "only {b}": "#16a34a",
                    "both missed": "#94a3b8"}
 _MAX_IDS_IN_HOVER = 12
-
-
-def run_names(runs: Sequence[RunRecord]) -> dict[str, str]:
-    """Short distinct names: the pipeline label, plus the view and k where runs differ
-    in them, plus the run id where that still leaves two runs with one name."""
-    views = {r.config.view.key for r in runs}
-    ks = {r.config.top_k for r in runs}
-    names = {}
-    for run in runs:
-        name = run.config.label
-        if len(views) > 1:
-            name += f" · {run.config.view.label}"
-        if len(ks) > 1:
-            name += f" · k={run.config.top_k}"
-        names[run.run_id] = name
-    counts = pd.Series(list(names.values())).value_counts()
-    return {rid: f"{n} ({rid})" if counts[n] > 1 else n for rid, n in names.items()}
 
 
 def _nice_above(value: float) -> int:
@@ -52,7 +31,7 @@ def _nice_above(value: float) -> int:
 
 
 def rank_scatter(outcomes: pd.DataFrame, run_a: str, run_b: str, *,
-                 names: Mapping[str, str] | None = None) -> go.Figure:
+                 names: Mapping[str, str] | None = None) -> Figure:
     """Per query, the rank by which each run retrieved every gold table (one gold table:
     its rank), run A on x and run B on y, log axes.
 
@@ -97,8 +76,8 @@ def rank_scatter(outcomes: pd.DataFrame, run_a: str, run_b: str, *,
                     "opacity": 0.75, "line": {"width": 0.5, "color": "white"}},
             customdata=[[_rank_text(x, not_ranked), _rank_text(y, not_ranked), len(ids),
                          _ids_text(ids)] for x, y, ids in groups.itertuples(index=False)],
-            hovertemplate=(f"{html.escape(name_a)}: %{{customdata[0]}}<br>"
-                           f"{html.escape(name_b)}: %{{customdata[1]}}<br>"
+            hovertemplate=(f"{escape(name_a)}: %{{customdata[0]}}<br>"
+                           f"{escape(name_b)}: %{{customdata[1]}}<br>"
                            "%{customdata[2]} quer(ies): %{customdata[3]}<extra></extra>")))
     ticks = [v for v in (1, 3, 10, 30, 100, 300, 1000, 3000, 10_000, 30_000, 100_000)
              if v <= largest]
@@ -131,24 +110,24 @@ def _rank_text(rank: int, not_ranked: int) -> str:
 
 
 def _ids_text(ids: list[str]) -> str:
-    shown = ", ".join(html.escape(str(q)) for q in ids[:_MAX_IDS_IN_HOVER])
+    shown = ", ".join(escape(q) for q in ids[:_MAX_IDS_IN_HOVER])
     return shown + (f", … (+{len(ids) - _MAX_IDS_IN_HOVER})"
                     if len(ids) > _MAX_IDS_IN_HOVER else "")
 
 
 def win_tie_loss_bars(comparison: RunComparison, *,
-                      names: Mapping[str, str] | None = None) -> go.Figure:
+                      names: Mapping[str, str] | None = None) -> Figure:
     """Horizontal stacked bars, one per (pair, metric): queries where the compared run
     scores higher (win), the same (tie) or lower (loss) than the baseline."""
     names = dict(names or {})
     labels, wins, ties, losses = [], [], [], []
     for pair in comparison.pairs:
         for test in pair.tests:
-            labels.append(f"{test.metric} · {html.escape(names.get(pair.other, pair.other))}")
+            labels.append(f"{test.metric} · {escape(names.get(pair.other, pair.other))}")
             wins.append(test.wins)
             ties.append(test.ties)
             losses.append(test.losses)
-    base = html.escape(names.get(comparison.runs[0].run_id, comparison.runs[0].run_id))
+    base = escape(names.get(comparison.runs[0].run_id, comparison.runs[0].run_id))
     figure = go.Figure()
     for name, values, color in ((f"win (better than {base})", wins, _WIN),
                                 ("tie", ties, _TIE), (f"loss (worse than {base})", losses,
@@ -167,14 +146,14 @@ def win_tie_loss_bars(comparison: RunComparison, *,
 
 
 def ci_forest(comparison: RunComparison, *,
-              names: Mapping[str, str] | None = None) -> go.Figure:
+              names: Mapping[str, str] | None = None) -> Figure:
     """One panel per metric: each run's mean with its bootstrap 95% CI as error bars,
     the baseline on top."""
     names = dict(names or {})
     metrics = list(dict.fromkeys(m for r in comparison.runs for m in r.cis))
     figure = make_subplots(rows=1, cols=len(metrics), subplot_titles=metrics,
                            shared_yaxes=True, horizontal_spacing=0.04)
-    labels = [html.escape(names.get(r.run_id, r.run_id)) for r in comparison.runs]
+    labels = [escape(names.get(r.run_id, r.run_id)) for r in comparison.runs]
     for col, metric in enumerate(metrics, start=1):
         rows = [(label, *run.cis[metric]) for label, run in zip(labels, comparison.runs,
                                                                  strict=True)
@@ -193,4 +172,22 @@ def ci_forest(comparison: RunComparison, *,
     figure.update_yaxes(autorange="reversed", automargin=True)
     figure.update_layout(height=120 + 36 * len(comparison.runs),
                          margin={"l": 10, "r": 10, "t": 40, "b": 30})
+    return figure
+
+
+def quality_figure(points: pd.DataFrame, axis_title: str) -> Figure:
+    """GTR's Figure 3: one point per answered query and run (`points`: run, query_id,
+    reply_tokens, value), one colour per run; `axis_title` names the quality."""
+    figure = go.Figure()
+    for i, (name, part) in enumerate(points.groupby("run", sort=False)):
+        figure.add_trace(go.Scatter(
+            x=part["reply_tokens"], y=part["value"], mode="markers", name=str(name),
+            text=part["query_id"], opacity=0.75,
+            marker_color=RUN_COLORS[i % len(RUN_COLORS)],
+            hovertemplate="%{text}<br>reply tokens=%{x}<br>" + axis_title
+            + "=%{y:.3f}<extra>%{fullData.name}</extra>"))
+    figure.update_layout(height=400, xaxis_title="reply length (o200k tokens)",
+                         yaxis_title=axis_title, yaxis_range=[-0.05, 1.05],
+                         legend={"orientation": "h", "y": -0.25},
+                         margin={"l": 50, "r": 10, "t": 10, "b": 40})
     return figure

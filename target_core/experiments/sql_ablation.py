@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from target_core.config import Settings
-from target_core.engine.ablate import complete_runs
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import ConfigError
+from target_core.experiments.ablation import complete_runs
 from target_core.generators.sql_prompt_options import (
     MAX_SHOTS,
     SEED002_SET,

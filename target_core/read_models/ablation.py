@@ -1,5 +1,5 @@
 """The Ablations page's and `ablate`'s entry point: run the table-view variants not run
-yet (engine/ablate.py), then read them as a paired experiment (analysis/ablation.py)."""
+yet (experiments/ablation.py), then read them as a paired experiment (analysis/ablation.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from target_core.analysis.memo import Memo
 from target_core.config import Settings
 from target_core.datasets import load_dataset
 from target_core.datasets.lookup import LazyTables
-from target_core.engine.ablate import Variant, ablation_variants, run_variants
 from target_core.engine.store import RunStore
+from target_core.experiments.ablation import Variant, ablation_variants, run_variants
 from target_core.progress import Progress, no_progress
 from target_core.read_models.links import query_link
 from target_core.table_view import SCHEMA_CONTEXT
@@ -43,7 +43,7 @@ _SCHEMA_CONTEXT: Memo[bool] = Memo(16)
 
 
 def has_schema_context(dataset: TableLookup) -> bool:
-    """Whether any table carries a schema context key (engine.ablate.has_schema_context):
+    """Whether any table carries a schema context key (experiments.ablation.has_schema_context):
     a corpus index answers from a byte search of its corpus file and the few tables where
     a key occurs (kept per corpus version), never loading the corpus."""
     index = dataset.table_index
