@@ -4,13 +4,12 @@ prices its paid embedder, and a run of it goes through the engine like any retri
 
 from __future__ import annotations
 
-import importlib.util
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from docs_examples import code_blocks, page_module
 from test_costs import WordCounter, retriever_cost_contract
 from test_retrievers import HANDMADE, retriever_contract
 
@@ -27,26 +26,17 @@ PAGE = Path(__file__).resolve().parent.parent / "docs" / "extending" / "retrieve
 
 def _blocks() -> list[str]:
     """The page's worked example: the module, then the registration."""
-    section = PAGE.read_text(encoding="utf-8").split("## Worked example", 1)[1]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
-    assert len(blocks) == 2, "docs/extending/retriever.md lost its module or registration"
-    return blocks
+    return code_blocks(PAGE, after="## Worked example", count=2)
 
 
-def _module(tmp_path: Path) -> ModuleType:
-    """The module the page shows, loaded from a file as the package would load it."""
-    path = tmp_path / "titles.py"
-    path.write_text(_blocks()[0], encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("docs_titles", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _module() -> ModuleType:
+    """The module the page shows."""
+    return page_module("docs_titles", _blocks()[0], PAGE)
 
 
 @pytest.fixture
-def titles(tmp_path: Path) -> Iterator[Entry]:
-    module = _module(tmp_path)
+def titles() -> Iterator[Entry]:
+    module = _module()
     exec(_blocks()[1], {"RETRIEVERS": RETRIEVERS, "titles": module})  # the line shown
     try:
         yield RETRIEVERS.get("titles")

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import re
 import sys
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from docs_examples import code_blocks, page_module
 from role_contracts import chat_model_contract
 
 from target_core.benchgen.draft_jobs import DraftSpec
@@ -121,9 +121,7 @@ def test_every_chat_backend_builds(spec: str, tmp_path: Path) -> None:
 # --- the worked example of docs/extending/job-kind.md --------------------------------------
 
 def _page_blocks() -> list[str]:
-    blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
-    assert len(blocks) == 3, "the page shows the module, the registration and the use"
-    return blocks
+    return code_blocks(PAGE, count=3)  # the module, the registration and the use
 
 
 def test_the_page_adds_a_job_kind_as_it_says(settings: Settings,
@@ -131,9 +129,7 @@ def test_the_page_adds_a_job_kind_as_it_says(settings: Settings,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     module_text, registration, use = _page_blocks()
     name = "target_core.engine.export_job"
-    module = types.ModuleType(name)
-    module.__file__ = str(PAGE)
-    exec(compile(module_text, str(PAGE), "exec"), module.__dict__)  # noqa: S102
+    module = page_module(name, module_text, PAGE)
     monkeypatch.setitem(sys.modules, name, module)
     monkeypatch.setattr(JOB_KINDS, "_kinds", dict(JOB_KINDS._kinds))  # undone after
     exec(registration, dict(vars(job_kinds)))  # noqa: S102 - the end of job_kinds.py

@@ -5,16 +5,15 @@ docs/metrics.md's worked example and run through a real retrieval run."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import random
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from docs_examples import EXTENDING, code_blocks, page_module
 
 from target_core.config import Settings
 from target_core.engine.runner import run_retrieval
@@ -154,24 +153,15 @@ def test_registry_refuses_a_second_name_and_suggests_on_a_typo() -> None:
 
 # --- adding a metric: docs/extending/metric.md's worked example, as written there ------
 
-def _docs_example(tmp_path: Path) -> ModuleType:
-    """The module docs/extending/metric.md shows, loaded from a file as the package would
-    load it."""
-    page = (ROOT / "docs" / "extending" / "metric.md").read_text(encoding="utf-8")
-    code = re.search(r"```python\n(.*?)```", page, re.DOTALL)
-    assert code, "docs/extending/metric.md lost its worked example"
-    path = tmp_path / "precision.py"
-    path.write_text(code.group(1), encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("docs_precision", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _docs_example() -> ModuleType:
+    """The module docs/extending/metric.md shows."""
+    page = EXTENDING / "metric.md"
+    return page_module("docs_precision", code_blocks(page)[0], page)
 
 
 @pytest.fixture
-def precision(tmp_path: Path) -> Iterator[RetrievalMetric]:
-    metric = METRICS.register(_docs_example(tmp_path).METRIC)
+def precision() -> Iterator[RetrievalMetric]:
+    metric = METRICS.register(_docs_example().METRIC)
     try:
         yield metric
     finally:

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import ast
 import json
-import re
-import types
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from docs_examples import code_blocks, page_module
 
 from target_core.cli import main
 from target_core.engine.store import QueryResult, RunStore
@@ -193,15 +192,14 @@ def test_each_tasks_demo_runs_end_to_end(task: str, tmp_path: Path, capsys) -> N
 # --- the worked example of docs/extending/task.md ------------------------------------------
 
 def _page_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL)
+    return code_blocks(PAGE, count=2)
 
 
 @pytest.fixture
 def lookup_task() -> Iterator[TaskRules]:
     """The page's module executed, then registered with the page's own line."""
     module_text, registration = _page_blocks()
-    module = types.ModuleType("lookup")
-    exec(compile(module_text, str(PAGE), "exec"), module.__dict__)  # noqa: S102
+    module = page_module("lookup", module_text, PAGE)
     exec(compile(registration, str(PAGE), "exec"),  # noqa: S102
          {"register": register, "lookup": module})
     try:
