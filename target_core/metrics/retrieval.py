@@ -206,9 +206,10 @@ def aggregate_retrieval(outcomes: Sequence[QueryOutcome], ks: Iterable[int], *,
 
     For each k in `ks` (see `default_ks`): `recall@k` (macro), `recall_micro@k` (micro,
     TARGET's number), `capped_recall@k` (micro, TARGET's capped recall), `hit@k`
-    (macro); then `mrr`, `ndcg@10` (macro), `db_hit@1` (macro, only when task ==
-    "sql"), and `retrieval_ms_mean`/`_p50`/`_p95` when the outcomes
-    carry times (all of them: some with and some without -> ValueError).
+    (macro); then `mrr`, `ndcg@10` (macro), `db_hit@1` (macro, only for a task whose
+    Table 2 recall is database-level: its entry's `database_level`), and
+    `retrieval_ms_mean`/`_p50`/`_p95` when the outcomes carry times (all of them: some
+    with and some without -> ValueError).
     A k beyond the run's top_k is computed on the shorter list (recall cannot grow),
     which is why `default_ks` stops at top_k.
     Errors: no outcomes, empty or non-positive `ks`, unknown task -> ValueError.
