@@ -16,18 +16,19 @@ from pages._ui.haystack import haystack_section
 from pages._ui.sql_ablation import sql_ablation_section
 from pages._ui.text import plain
 from target_core.errors import TargetError
-from target_core.experiments.ablation import SCHEMA_VARIANT, ablation_configs
 from target_core.figures.failures import ablation_bars
 from target_core.read_models.ablation import (
     ROWS_CHOICES,
+    SCHEMA_VARIANT,
     TABLE_FORMATS,
+    ablation_configs,
     chosen_variants,
     has_schema_context,
     load_ablation,
     sensitivity_frame,
 )
+from target_core.read_models.choices import RETRIEVER_SPECS, split_spec
 from target_core.read_models.params import unknown_message
-from target_core.retrievers import EXAMPLE_SPECS, split_spec
 from target_core.table_view import FORMATS, TEXT_FORMATS
 
 shell.frame()
@@ -35,7 +36,7 @@ st.title("Ablations")
 name = widgets.pick_dataset()
 dataset = widgets.lookup_or_stop(name)
 
-specs = list(EXAMPLE_SPECS)
+specs = list(RETRIEVER_SPECS)
 wanted = url.read("retriever", "bm25")
 try:
     split_spec(wanted)

@@ -14,32 +14,36 @@ import streamlit as st
 
 from pages._ui import jobs, resources, shell, url, widgets
 from pages._ui.text import plain
-from target_core.benchgen.build import pick_templates
-from target_core.benchgen.draft import Draft, Pair, default_draft_name, list_drafts
-from target_core.benchgen.draft_jobs import DraftSpec, draft_report, keep_upload, launch_draft
-from target_core.benchgen.error_source_report import TABLE_COLUMNS
-from target_core.benchgen.export import export_draft
-from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR, load_templates
-from target_core.engine.jobs import JobStore
+from target_core.actions.benchmark import DraftSpec, export_draft, keep_upload, launch_draft
 from target_core.errors import TargetError
 from target_core.read_models.benchmark import (
+    EXAMPLE_TEMPLATES_DIR,
     PAPER_ACCEPTANCE,
     TAB_REVIEW,
+    TABLE_COLUMNS,
+    Draft,
+    Pair,
     automatically_passed,
     counts_frame,
+    default_draft_name,
+    draft_report,
     error_source_view,
     evaluable_runs,
     link_tab,
+    list_drafts,
+    load_templates,
     next_pair,
     pair_by_id,
     pair_frame,
     pair_ids,
+    pick_templates,
     result_frame,
     run_labels,
     sql_dataset_names,
     template_databases,
 )
 from target_core.read_models.params import ParamError, check_choice
+from target_core.read_models.resources import get_job
 
 shell.frame()
 st.title("Benchmark builder")
@@ -151,7 +155,7 @@ def _sample() -> None:
             return
         st.rerun()  # the sidebar, drawn before the click, then lists the job
     if job_id := st.session_state.get("bg-job"):
-        job = JobStore.in_workspace(settings.workspace).get(job_id)
+        job = get_job(settings, job_id)
         st.fragment(_draft_job, run_every=jobs.POLL_S if job.active else None)(
             job_id, job.active)
 
@@ -159,7 +163,7 @@ def _sample() -> None:
 def _draft_job(job_id: str, was_active: bool) -> None:
     """The session's last draft job: its progress while it works (it goes on when you
     leave the page), then what it made."""
-    job = JobStore.in_workspace(settings.workspace).get(job_id)
+    job = get_job(settings, job_id)
     if job.active != was_active:
         st.rerun()  # it ended: the drafts in the other tabs changed too
     if job.status != "done" or job.result is None:

@@ -10,16 +10,18 @@ import streamlit as st
 
 from pages._ui import resources, shell, slices, url, widgets
 from pages._ui.text import plain
-from target_core.analysis.report import DEFINITIONS, headline_table, paired_tests_table
 from target_core.errors import TargetError
 from target_core.figures.report import report_html
 from target_core.read_models.compare import (
+    DEFINITIONS,
     QUALITY_METRICS,
     CompareChoices,
     compare_choices,
     compare_figures,
     compare_slices,
     compare_view,
+    headline_table,
+    paired_tests_table,
     quality_metrics,
     quality_scatter,
 )

@@ -9,7 +9,6 @@ import streamlit as st
 
 from pages._ui import add_dataset, resources, shell, url, widgets
 from pages._ui.text import plain
-from target_core.datasets.chunking import is_passage, passage_text
 from target_core.errors import TargetError
 from target_core.figures.sizes import size_distributions
 from target_core.read_models.dataset_sizes import TableRefs, with_tokens
@@ -19,6 +18,8 @@ from target_core.read_models.datasets import (
     failure_modes,
     filter_by_failure_mode,
     highlight_cells,
+    is_passage,
+    passage_text,
     queries_with_gold,
     query_detail,
     render_views,

@@ -10,17 +10,17 @@ import streamlit as st
 from pages._ui import resources, shell, url, widgets
 from pages._ui.embedding_map import category_map_section
 from pages._ui.text import plain
-from target_core.analysis.failure_aggregates import ALL
-from target_core.analysis.failures import CATEGORIES
-from target_core.engine.notes import notes
 from target_core.errors import TargetError
 from target_core.figures.failures import category_bars, rank_quality_bars, tag_heatmap
 from target_core.read_models.failures import (
+    ALL,
+    CATEGORIES,
     aggregates_view,
     attribution_view,
     cases_frame,
     definitions_frame,
     failures_report,
+    notes,
     present_categories,
     window_share,
 )

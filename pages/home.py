@@ -7,9 +7,9 @@ import time
 import streamlit as st
 
 from pages._ui import resources, shell
+from target_core.actions.runs import demo_suite
 from target_core.errors import TargetError
-from target_core.experiments.suite import launch_demo_suite
-from target_core.read_models.home import datasets_frame, suite_summary
+from target_core.read_models.home import datasets_frame
 
 shell.frame()
 st.title("TARGET Explorer")
@@ -28,13 +28,13 @@ st.markdown(
 cols = st.columns([1, 1, 3])
 if cols[0].button("Run the demo suite", type="primary", key="home-demo-suite"):
     try:
-        launched = launch_demo_suite(resources.settings(), spawn=False)
+        launched = demo_suite(resources.settings(), spawn=False)
     except TargetError as exc:
         st.error(str(exc))
     else:  # run again: the sidebar, drawn before the click, lists the new jobs, then
         # starts their workers (jobs.sidebar)
         st.session_state["home-suite-launched"] = (
-            f"{time.strftime('%H:%M:%S')} · {suite_summary(launched)}")
+            f"{time.strftime('%H:%M:%S')} · {launched}")
         st.rerun()
 # the note stays (timed): the page redraws whenever a job ends, and a vanished note is unread
 if launched_note := st.session_state.get("home-suite-launched"):

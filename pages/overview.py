@@ -9,12 +9,10 @@ from typing import Any
 import streamlit as st
 
 from pages._ui import jobs, resources, shell, slices, url
-from target_core.analysis.paper import PAPER_DATASETS
-from target_core.analysis.significance import VsBest
-from target_core.engine.store import RunRecord
+from target_core.actions.experiments import launch_baselines
 from target_core.errors import TargetError
-from target_core.experiments.reproduce import launch_missing, stored_reproduction
 from target_core.read_models.overview import (
+    VsBest,
     complete_runs,
     curves_view,
     dataset_table,
@@ -31,13 +29,16 @@ from target_core.read_models.overview import (
     text_widths,
 )
 from target_core.read_models.reproduce import (
+    PAPER_DATASETS,
     REPRODUCTION_FORMATS,
     corpus_note,
     default_dataset,
     default_paper,
     reproduction_curves,
     reproduction_table,
+    stored_reproduction,
 )
+from target_core.read_models.resources import RunRecord
 
 
 @st.cache_data(show_spinner="Testing against the best runs…", max_entries=16)
@@ -104,7 +105,7 @@ def reproduction() -> None:
     if missing and st.button(f"Run the {len(missing)} missing baseline(s)", type="primary",
                              key="repro-run"):
         try:  # one job per baseline: they work on in worker processes
-            launch_missing(resources.settings(), dataset, **options)
+            launch_baselines(resources.settings(), dataset, **options)
         except TargetError as exc:
             st.error(str(exc))
             return

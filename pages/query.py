@@ -14,23 +14,25 @@ from pages._ui.answer import render as render_answer
 from pages._ui.embedding_map import query_map_section
 from pages._ui.probe import probe_section
 from pages._ui.text import plain
-from target_core.analysis.explain import explain
-from target_core.datasets.chunking import is_passage, passage_text
-from target_core.engine.haystack import with_distractors
+from target_core.actions.query import matched_rows_view
 from target_core.errors import TargetError
 from target_core.read_models.answer import answer_view
 from target_core.read_models.explain_dense import render_dense
 from target_core.read_models.explain_lexical import render_lexical
 from target_core.read_models.explain_sql import render_sql
-from target_core.read_models.matched_rows import is_rows_run, matched_rows_view
+from target_core.read_models.matched_rows import is_rows_run
 from target_core.read_models.query import (
+    explain,
     highlighted_table,
+    is_passage,
     matched_terms,
     outcome_view,
     passage_caption,
+    passage_text,
     preview_table,
     query_flags,
     query_terms,
+    with_distractors,
 )
 from target_core.read_models.runs import failed_banner, runs_with_results
 from target_core.tasks.failure import FAILURE_RULE

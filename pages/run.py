@@ -16,21 +16,25 @@ import streamlit as st
 
 from pages._ui import jobs, resources, shell, url, widgets
 from pages._ui.text import plain
-from target_core.engine.presets import pipeline_preset
+from target_core.actions.runs import launch_notes
 from target_core.errors import TargetError
-from target_core.generators import EXAMPLE_SPECS as GENERATOR_SPECS
-from target_core.generators import GENERATORS, generator_note
-from target_core.generators.prompts import PROMPT_SETS
-from target_core.metrics.labels import definition
+from target_core.read_models.choices import (
+    GENERATOR_SPECS,
+    GENERATORS,
+    PROMPT_SETS,
+    definition,
+    generator_note,
+    pipeline_preset,
+    split_spec,
+)
+from target_core.read_models.choices import RETRIEVER_SPECS as EXAMPLE_SPECS
 from target_core.read_models.params import ParamError, check_choice, parse_int, unknown_message
 from target_core.read_models.runs import (
     answers_label,
     failed_notes,
     fallback_notes,
-    launch_notes,
     runs_table,
 )
-from target_core.retrievers import EXAMPLE_SPECS, split_spec
 from target_core.run_config import (
     CONTEXT_MODES,
     DEFAULT_PROMPT_SET,

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from conftest import query_record, table_record
+from target_core.actions.experiments import run_ablation
 from target_core.analysis.compare import compare_runs
 from target_core.engine.store import RunStore
 from target_core.errors import ConfigError
-from target_core.read_models.ablation import ablation_variants, load_ablation, run_ablation
+from target_core.read_models.ablation import ablation_variants, load_ablation
 from target_core.table_view import TableView
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -88,6 +88,7 @@ def test_home_demo_suite_lists_its_jobs_in_the_sidebar_on_the_click(
     """Launching is faked (queued jobs; the workers' start recorded, not done): the real
     suite takes minutes. The click only queues; the sidebar lists the jobs, then asks
     for their workers."""
+    import target_core.actions.runs as actions_runs
     import target_core.experiments.suite as suite
     from pages._ui import jobs as sidebar_jobs
     from target_core.engine.workers import Launch
@@ -98,7 +99,7 @@ def test_home_demo_suite_lists_its_jobs_in_the_sidebar_on_the_click(
         return [Launch(store.create(config)) for config in suite.demo_suite_configs()]
 
     started = []
-    monkeypatch.setattr(suite, "launch_demo_suite", fake)
+    monkeypatch.setattr(actions_runs, "launch_demo_suite", fake)  # the Home page's action
     monkeypatch.setattr(sidebar_jobs, "start_waiting", lambda settings: started.append(1))
     app(page="pages/home.py")  # the workspace and caches as every page test has them
     # from the default route, as a first visit opens it: app.py runs on every rerun

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from target_core.actions.experiments import run_ablation
 from target_core.config import load_settings
 from target_core.datasets import load_dataset, lookup, open_lookup, registry
 from target_core.engine.store import RunStore
@@ -19,7 +20,6 @@ from target_core.experiments.reproduce import stored_reproduction
 from target_core.read_models.ablation import (
     has_schema_context,
     load_ablation,
-    run_ablation,
     sensitivity_frame,
 )
 from target_core.read_models.haystack import pool_size

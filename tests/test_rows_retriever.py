@@ -251,7 +251,7 @@ def test_a_rows_run_on_minilm_finds_the_deep_row_and_the_page_shows_it(
     full = run_retrieval(RunConfig(str(folder), "rows", top_k=3), settings=settings).run
     assert full.index_info["rows"] == 20 and full.index_info["embedded"] == 20
 
-    from target_core.read_models.matched_rows import matched_rows_view
+    from target_core.actions.query import matched_rows_view
 
     result = store.get_result(full.run_id, "q1")
     matched = matched_rows_view(full, result, "Which department is Zephyrine Oakhollow in?",
@@ -291,7 +291,7 @@ def test_the_registry_builds_rows_with_minilm_by_default(tmp_path: Path) -> None
 
 
 def test_matched_cells_never_hide_the_row_and_cosine_columns() -> None:
-    from target_core.read_models.matched_rows import _cells
+    from target_core.read_models.matched_rows import matched_cells as _cells
 
     table = _table("t", ("row", "text", "x"), [("a", "b", 1), ("c", "d", 2)])
     cells = _cells(table, [1], taken=("row", "cosine", "text"))

@@ -151,7 +151,7 @@ def test_the_launcher_warms_every_library_module_the_pages_import() -> None:
 
     names = launch.page_imports()
     assert {"target_core.read_models.compare", "target_core.read_models.overview",
-            "target_core.engine.workers"} <= set(names)
+            "target_core.actions.runs"} <= set(names)
     assert all(importlib.util.find_spec(name) for name in names)
     launch.warm(["target_core.no_such_module"])  # no exception
 

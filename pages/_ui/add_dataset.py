@@ -10,7 +10,7 @@ from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from pages._ui import resources, url
 from pages._ui.text import plain
-from target_core.datasets.add import Upload
+from target_core.actions.datasets import Upload
 from target_core.errors import TargetError
 
 _DONE = "add-dataset-done"  # the message to show after the rerun that lists the dataset

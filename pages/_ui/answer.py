@@ -136,8 +136,8 @@ def judge_launcher(run_id: str) -> None:
     """A job rating every answer of the run with GTR's truthfulness rubric
     (experiments.judge); its ratings show beside the other metrics when it is done."""
     from pages._ui import resources
+    from target_core.actions.experiments import judge_run
     from target_core.errors import TargetError
-    from target_core.experiments.judge import launch_judge
 
     with st.expander("Rate the run's truthfulness (GTR's rubric: 1 relevant, 0 irrelevant)"):
         spec = st.text_input("Judge", "heuristic", key=f"judge-spec-{run_id}",
@@ -145,7 +145,7 @@ def judge_launcher(run_id: str) -> None:
                                   "stand-in with no model: ROUGE-1 recall >= 0.5)")
         if st.button("Launch the judge as a job", key=f"judge-launch-{run_id}"):
             try:
-                job = launch_judge(run_id, spec, resources.settings())
+                job = judge_run(run_id, spec, resources.settings())
             except TargetError as exc:
                 st.error(plain(str(exc)))
             else:

@@ -13,23 +13,21 @@ from collections.abc import Callable
 import streamlit as st
 
 from pages._ui import resources
-from target_core.analysis.embedding_map import (
+from target_core.errors import TargetError
+from target_core.read_models.embedding_map import (
     BORROWED_EMBEDDER,
     METHODS,
+    FailureReport,
+    MapView,
     NoEmbeddingsError,
     borrowed_note,
     can_borrow,
-)
-from target_core.analysis.failures import FailureReport
-from target_core.engine.haystack import with_distractors
-from target_core.engine.store import RunRecord
-from target_core.errors import TargetError
-from target_core.read_models.embedding_map import (
-    MapView,
     category_map_view,
     map_is_cached,
     query_map_view,
+    with_distractors,
 )
+from target_core.read_models.resources import RunRecord
 from target_core.types import Dataset, TableLookup
 
 LABELS = {"tsne": "t-SNE", "pca": "PCA"}

@@ -10,14 +10,13 @@ import streamlit as st
 from pages._ui import jobs, resources, widgets
 from target_core.errors import TargetError
 from target_core.figures.recall import haystack_figure
-from target_core.metrics.labels import label
+from target_core.read_models.choices import RETRIEVER_SPECS, label
 from target_core.read_models.haystack import (
     default_sources,
     haystack_curve,
     parse_sizes,
     points_table,
 )
-from target_core.retrievers import EXAMPLE_SPECS
 from target_core.types import TableLookup
 
 CAPTION = ("Each point is an ordinary run of the retriever on the same queries, with N "
@@ -33,7 +32,7 @@ def haystack_section(dataset: TableLookup, retriever: str, *, top_k: int,
     settings = resources.settings()
     st.subheader("Haystack")
     st.caption(CAPTION)
-    specs = list(dict.fromkeys([retriever, *EXAMPLE_SPECS]))
+    specs = list(dict.fromkeys([retriever, *RETRIEVER_SPECS]))
     chosen = list(dict.fromkeys([retriever, "dense:minilm"]))
     sources = default_sources(settings, dataset.name)
     cols = st.columns([2, 2, 1])

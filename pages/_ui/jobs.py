@@ -11,25 +11,17 @@ restart) are resumed, once per server process and workspace."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 import streamlit as st
 
 from pages._ui import resources
 from pages._ui.text import plain
-from target_core.engine.job_record import Job
-from target_core.engine.jobs import JobStore
-from target_core.engine.workers import (
-    cancel,
-    launch_run,
-    resume,
-    resume_interrupted,
-    start_waiting,
-)
+from target_core.actions.runs import cancel, queue_runs, resume, resume_interrupted, start_waiting
 from target_core.errors import TargetError
 from target_core.read_models.jobs import group_jobs, under_way_note
 from target_core.read_models.links import job_link
+from target_core.read_models.resources import Job, recent_jobs
 from target_core.run_config import RunConfig
 from target_core.types import TableLookup
 
@@ -48,15 +40,9 @@ def _resume_at_start(workspace: str) -> list[str]:
         return []
 
 
-def _store() -> JobStore:
-    """A new connection per script run (sqlite connections must not cross threads)."""
-    return JobStore.in_workspace(resources.settings().workspace)
-
-
 def _jobs(dataset: str | None) -> list[Job]:
-    store = _store()
-    store.reap()
-    return store.list_jobs(dataset=dataset, since=time.time() - RECENT_S)
+    """A new connection per script run (sqlite connections must not cross threads)."""
+    return recent_jobs(resources.settings(), dataset, RECENT_S)
 
 
 def _cancel(job_id: str) -> None:
@@ -168,9 +154,7 @@ def launch_missing(configs: Sequence[RunConfig], dataset: TableLookup, *, noun: 
     if st.button(label, key=key, type="primary" if primary else "secondary",
                  disabled=not configs):
         try:  # one job each: they work on in worker processes
-            for config in configs:
-                launch_run(config, settings=resources.settings(), dataset=dataset,
-                           spawn=False)
+            queue_runs(configs, resources.settings(), dataset)
         except TargetError as exc:
             st.error(str(exc))
             return

@@ -8,11 +8,18 @@ import streamlit as st
 
 from pages._ui import resources
 from pages._ui.text import plain
-from target_core.analysis.probe import VIEW_CHANGES, Probe, probe
-from target_core.engine.notes import notes, save_note
-from target_core.engine.store import RunRecord, RunStore
+from target_core.actions.query import probe, save_note
 from target_core.errors import TargetError
-from target_core.read_models.probe import note_text, notes_frame, probe_caption, probe_frame
+from target_core.read_models.probe import (
+    VIEW_CHANGES,
+    Probe,
+    note_text,
+    notes,
+    notes_frame,
+    probe_caption,
+    probe_frame,
+)
+from target_core.read_models.resources import RunRecord, RunStore
 
 
 def probe_section(store: RunStore, run: RunRecord, query_id: str, query_text: str) -> None:

@@ -5,16 +5,25 @@ from __future__ import annotations
 
 import streamlit as st
 
-from target_core.config import Settings, load_settings
-from target_core.costs import RunCostEstimate, estimate_run_cost
-from target_core.datasets import DatasetInfo, discover, list_datasets, load_dataset, open_lookup
-from target_core.datasets.add import Upload, add_dataset, added_names, remove_dataset
-from target_core.datasets.lookup import DatasetLookup
-from target_core.engine.store import RunStore
-from target_core.progress import Progress
+from target_core.actions.datasets import Upload, add_dataset, remove_dataset
 from target_core.read_models.dataset_sizes import dataset_summary
 from target_core.read_models.dataset_sizes import measure_all as measure_all_tables
 from target_core.read_models.datasets import DatasetSummary
+from target_core.read_models.resources import (
+    DatasetInfo,
+    DatasetLookup,
+    Progress,
+    RunCostEstimate,
+    RunStore,
+    Settings,
+    added_names,
+    discover,
+    estimate_run_cost,
+    list_datasets,
+    load_dataset,
+    load_settings,
+    open_lookup,
+)
 from target_core.read_models.runs import billed
 from target_core.run_config import GenerationConfig
 from target_core.table_view import TableView

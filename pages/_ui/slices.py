@@ -12,9 +12,8 @@ import streamlit as st
 
 from pages._ui import resources
 from pages._ui.url import read, read_choice, url_selectbox
-from target_core.analysis.slices import metadata_frame
 from target_core.errors import TargetError
-from target_core.read_models.slices import SliceView
+from target_core.read_models.slices import SliceView, metadata_frame
 
 PARAM = "slice"
 

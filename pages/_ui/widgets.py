@@ -11,9 +11,9 @@ import streamlit as st
 
 from pages._ui import resources, url
 from pages._ui.url import remember, sticky, url_selectbox
-from target_core.datasets.lookup import DatasetLookup
 from target_core.errors import TargetError
 from target_core.read_models.params import check_choice, parse_int
+from target_core.read_models.resources import DatasetLookup
 from target_core.read_models.runs import run_label
 from target_core.table_view import (
     FORMATS,

@@ -128,8 +128,9 @@ class _VariantProgress:
 
 
 def cmd_ablate(args: argparse.Namespace) -> int:
+    from target_core.actions.experiments import run_ablation
     from target_core.experiments.ablation import DEFAULT_ROWS
-    from target_core.read_models.ablation import ablation_variants, run_ablation
+    from target_core.read_models.ablation import ablation_variants
     from target_core.table_view import TEXT_FORMATS
 
     settings = load_settings(args.workspace)

@@ -14,6 +14,7 @@ import hashlib
 import json
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ from target_core.errors import UnknownNameError
 from target_core.pyclass import spec_fingerprints
 from target_core.run_config import RunConfig
 
-__all__ = ["STATUSES", "QueryResult", "RunRecord", "RunStore", "StoreError", "config_key"]
+__all__ = ["STATUSES", "QueryResult", "RunRecord", "RunStore", "StoreError", "complete_runs",
+           "config_key"]
 
 STATUSES = ("running", "complete", "failed", "cancelled")
 
@@ -193,3 +195,16 @@ class RunStore(QueryResults, Judgements):
                "AS n_done FROM runs r" + (" WHERE " + " AND ".join(where) if where else "")
                + " ORDER BY r.created_at DESC")
         return [self._record(row, row["n_done"]) for row in self.db.query(sql, params)]
+
+
+def complete_runs(store: RunStore, configs: Sequence[RunConfig], fingerprint: str
+                  ) -> list[RunRecord | None]:
+    """The newest complete run of each configuration on this dataset version (None: not
+    run yet): what an experiment of several configurations has stored."""
+    wanted = {config_key(c, fingerprint): i for i, c in enumerate(configs)}
+    found: list[RunRecord | None] = [None] * len(configs)
+    for run in store.list_runs(dataset=configs[0].dataset, status="complete"):
+        i = wanted.get(run.config_key)
+        if i is not None and found[i] is None:
+            found[i] = run
+    return found

@@ -292,16 +292,3 @@ def judge_task(job: Any, settings: Settings, progress: Any) -> dict[str, Any]:
                         max_failed=settings.max_failed_generations)
     return {"run_id": summary.run_id, "done": summary.rated + summary.failed,
             "total": summary.rated + summary.failed}
-
-
-def judgement_note(rows: Sequence[dict[str, Any]], query_id: str) -> str:
-    """One query's newest judgement in words, for the Query page; "" when none."""
-    mine = [r for r in rows if r["query_id"] == query_id]
-    if not mine:
-        return ""
-    row = mine[0]
-    if row["rating"] is None:
-        return f"Truthfulness: the judgement failed ({row['label']}): {row['error']}"
-    verdict = "1, relevant" if row["rating"] else "0, irrelevant"
-    reason = f": {row['reason']}" if row["reason"] else ""
-    return f"Truthfulness {verdict} ({row['label']}){reason}"

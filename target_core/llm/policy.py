@@ -19,8 +19,9 @@ calls that failed.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from target_core.errors import TargetError
 from target_core.llm.error_classes import classify_error
@@ -84,3 +85,20 @@ def enforce(failures: Sequence[Failure], n_calls: int, max_share: float, *,
     if reason is not None:
         raise LLMStepFailed(reason, counts=tally(failures, n_calls).classes)
     return tally(failures, n_calls)
+
+
+def llm_call_notes(index_info: Mapping[str, Any]) -> list[str]:
+    """One sentence per step with failed calls in a run's index info (its "llm_calls"
+    records, retrievers/llm_calls.py), e.g. "HySE: 2 of 5 hypothetical tables failed and
+    fell back to the query (connection 2); first: query q3: cannot connect ..."; [] when
+    none failed (or the run made no LLM calls)."""
+    notes = []
+    steps = index_info.get("llm_calls")
+    for record in steps.values() if isinstance(steps, Mapping) else ():
+        if not record.get("failed"):
+            continue
+        classes = ", ".join(f"{kind} {n}" for kind, n in record.get("classes", {}).items())
+        notes.append(f"{record['title']}: {record['failed']} of {record['calls']} "
+                     f"{record['what']} failed and {record['fallback']} ({classes}); "
+                     f"first: {record['item']} {record['first_error']}")
+    return notes

@@ -1,26 +1,25 @@
-"""The Ablations page's and `ablate`'s entry point: run the table-view variants not run
-yet (experiments/ablation.py), then read them as a paired experiment (analysis/ablation.py)."""
+"""The Ablations page's read model: the table-view variants it offers (plans/ablation.py)
+read as a paired experiment (analysis/ablation.py); running the missing ones is
+actions/experiments.py's run_ablation."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
 from target_core.analysis.ablation import AblationReport, load_ablation
 from target_core.analysis.memo import Memo
-from target_core.config import Settings
-from target_core.datasets import load_dataset
 from target_core.datasets.lookup import LazyTables
-from target_core.engine.store import RunStore
-from target_core.experiments.ablation import Variant, ablation_variants, run_variants
-from target_core.progress import Progress, no_progress
+from target_core.plans.ablation import SCHEMA_VARIANT as SCHEMA_VARIANT
+from target_core.plans.ablation import Variant, ablation_configs, ablation_variants
 from target_core.read_models.links import query_link
 from target_core.table_view import SCHEMA_CONTEXT
 from target_core.types import TableLookup
 
-__all__ = ["ROWS_CHOICES", "TABLE_FORMATS", "ablation_variants", "load_ablation",
-           "chosen_variants", "has_schema_context", "run_ablation", "sensitivity_frame"]
+__all__ = ["ROWS_CHOICES", "SCHEMA_VARIANT", "TABLE_FORMATS", "ablation_configs",
+           "ablation_variants", "load_ablation", "chosen_variants", "has_schema_context",
+           "sensitivity_frame"]
 
 ROWS_CHOICES: dict[str, int | None] = {"all rows": None, "first 100 rows": 100,
                                        "first 10 rows": 10, "header only": 0}
@@ -43,7 +42,7 @@ _SCHEMA_CONTEXT: Memo[bool] = Memo(16)
 
 
 def has_schema_context(dataset: TableLookup) -> bool:
-    """Whether any table carries a schema context key (experiments.ablation.has_schema_context):
+    """Whether any table carries a schema context key (plans.ablation.has_schema_context):
     a corpus index answers from a byte search of its corpus file and the few tables where
     a key occurs (kept per corpus version), never loading the corpus."""
     index = dataset.table_index
@@ -62,21 +61,3 @@ def sensitivity_frame(report: AblationReport, dataset: TableLookup, group: str
              "query": dataset.query(q).query} for q in ids] if run else []
     return pd.DataFrame(rows, columns=["open", "query_id", "tag", "query"])
 
-
-def run_ablation(store: RunStore, settings: Settings, dataset: str, retriever: str, *,
-                 top_k: int = 10, limit: int | None = None, seed: int = 0,
-                 variants: Sequence[Variant] | None = None, k: int | None = None,
-                 progress: Progress = no_progress,
-                 on_variant: Callable[[int, int, str], None] | None = None
-                 ) -> AblationReport:
-    """Run every variant not yet run (resuming unfinished ones), then load the report.
-
-    `on_variant(i, n, name)` is called before each variant; `progress` is each run's.
-    """
-    variants = list(variants or ablation_variants())
-    run_variants(store, settings, dataset, retriever, top_k=top_k, limit=limit, seed=seed,
-                 variants=variants, progress=progress, on_variant=on_variant)
-    data = load_dataset(dataset, settings)
-    return load_ablation(store, settings, data if data.name == dataset else dataset,
-                         retriever, top_k=top_k, limit=limit, seed=seed, variants=variants,
-                         k=k)

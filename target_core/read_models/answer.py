@@ -14,7 +14,6 @@ from typing import Any
 import pandas as pd
 
 from target_core.engine.store import QueryResult
-from target_core.experiments.judge import judgement_note
 from target_core.metrics.answers import answer_text, differing_words
 from target_core.metrics.facts import FACT_LABELS, gold_label
 from target_core.metrics.gtr import GTR_COLUMNS, SAS_LABEL
@@ -240,6 +239,20 @@ def _context(dataset: TableLookup, record: dict[str, Any]) -> tuple[pd.DataFrame
         kind = "" if cut.get("exact") else " (estimated: no exact tokenizer for this model)"
         note = f"{cut.get('tokens', 0):,} of {cut.get('budget', 0):,} tokens used{kind}"
     return pd.DataFrame(rows, columns=["table", "title", "rows"]), dropped, note
+
+
+def judgement_note(rows: Sequence[dict[str, Any]], query_id: str) -> str:
+    """One query's newest judgement (experiments/judge.py) in words, for the Query page;
+    "" when none."""
+    mine = [r for r in rows if r["query_id"] == query_id]
+    if not mine:
+        return ""
+    row = mine[0]
+    if row["rating"] is None:
+        return f"Truthfulness: the judgement failed ({row['label']}): {row['error']}"
+    verdict = "1, relevant" if row["rating"] else "0, irrelevant"
+    reason = f": {row['reason']}" if row["reason"] else ""
+    return f"Truthfulness {verdict} ({row['label']}){reason}"
 
 
 def answer_view(dataset: TableLookup, result: QueryResult,

@@ -10,11 +10,17 @@ from pathlib import Path
 
 import pandas as pd
 
+from target_core.benchgen.build import pick_templates as pick_templates
 from target_core.benchgen.draft import Draft, Pair, list_drafts, pair_rows
+from target_core.benchgen.draft import default_draft_name as default_draft_name
+from target_core.benchgen.draft_jobs import draft_report as draft_report
 from target_core.benchgen.error_source_report import DEFINITIONS, ErrorSourceReport
+from target_core.benchgen.error_source_report import TABLE_COLUMNS as TABLE_COLUMNS
 from target_core.benchgen.error_sources import error_sources
 from target_core.benchgen.instantiate import SampledQuery, SampleReport
+from target_core.benchgen.templates import EXAMPLE_TEMPLATES_DIR as EXAMPLE_TEMPLATES_DIR
 from target_core.benchgen.templates import Template
+from target_core.benchgen.templates import load_templates as load_templates
 from target_core.config import Settings
 from target_core.datasets import discover
 from target_core.datasets.folder import find_databases, read_meta

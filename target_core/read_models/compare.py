@@ -19,7 +19,10 @@ import pandas as pd
 
 from target_core.analysis.compare import RunComparison, compare_runs, dataset_label, run_names
 from target_core.analysis.memo import Memo, run_state
+from target_core.analysis.report import DEFINITIONS as DEFINITIONS
 from target_core.analysis.report import flipped_table
+from target_core.analysis.report import headline_table as headline_table
+from target_core.analysis.report import paired_tests_table as paired_tests_table
 from target_core.analysis.significance import outcomes_frame
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from target_core.datasets.chunking import document_of, is_passage, table_or_document
+from target_core.datasets.chunking import passage_text as passage_text
 from target_core.read_models.cells import display_column
 from target_core.serialize import table_text
 from target_core.table_view import VIEW_PRESETS, TableView

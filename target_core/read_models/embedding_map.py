@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from target_core.analysis.embedding_map import BORROWED_EMBEDDER as BORROWED_EMBEDDER
 from target_core.analysis.embedding_map import (
     DEFAULT_METHOD,
     MAPS_DIR,
@@ -21,9 +22,14 @@ from target_core.analysis.embedding_map import (
     corpus_map,
     sample_around,
 )
+from target_core.analysis.embedding_map import METHODS as METHODS
+from target_core.analysis.embedding_map import NoEmbeddingsError as NoEmbeddingsError
+from target_core.analysis.embedding_map import borrowed_note as borrowed_note
+from target_core.analysis.embedding_map import can_borrow as can_borrow
 from target_core.analysis.failures import FailureReport
 from target_core.config import Settings
 from target_core.engine.haystack import distractor_source
+from target_core.engine.haystack import with_distractors as with_distractors
 from target_core.engine.store import RunStore
 from target_core.figures.maps import GOLD, QUESTION, RETRIEVED, Points, map_figure
 from target_core.figures.style import Figure, plain

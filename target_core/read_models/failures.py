@@ -27,6 +27,7 @@ from target_core.analysis.failures import (
 )
 from target_core.analysis.memo import Memo, digest, run_state
 from target_core.config import Settings, load_settings
+from target_core.engine.notes import notes as notes
 from target_core.engine.store import RunRecord, RunStore
 from target_core.read_models.links import query_link
 from target_core.types import TableLookup

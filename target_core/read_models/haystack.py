@@ -18,9 +18,8 @@ import pandas as pd
 from target_core.config import Settings
 from target_core.datasets.lookup import tables_of, with_headers
 from target_core.engine.haystack import Haystack, distractor_pool, resolve_haystack
-from target_core.engine.store import RunRecord, RunStore
+from target_core.engine.store import RunRecord, RunStore, complete_runs
 from target_core.errors import ConfigError
-from target_core.experiments.ablation import complete_runs
 from target_core.metrics.labels import label
 from target_core.metrics.retrieval import default_ks
 from target_core.read_models.links import run_queries_link

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import pandas as pd
 
 from target_core.datasets import DatasetInfo
-from target_core.engine.workers import Launch
 from target_core.read_models.links import dataset_link
 
 HOME_COLUMNS = ["name", "task", "tables", "passages", "queries", "databases", "kind", "browse",
@@ -36,12 +35,3 @@ def _count(value: object, *, blank_zero: bool = False) -> str:
         return ""
     return f"{int(value):,}"  # type: ignore[call-overload]
 
-
-def suite_summary(launched: Sequence[Launch]) -> str:
-    """What launching the demo suite did, in one sentence."""
-    new = sum(1 for launch in launched if launch.job is not None and not launch.existing)
-    running = sum(1 for launch in launched if launch.existing)
-    done = sum(1 for launch in launched if launch.reused_run is not None)
-    return (f"Demo suite: {new} run(s) launched, {running} already queued or running, "
-            f"{done} complete already. Progress is in the sidebar; the Overview fills as "
-            "runs finish.")

@@ -7,7 +7,9 @@ from typing import Any
 
 import pandas as pd
 
+from target_core.analysis.probe import VIEW_CHANGES as VIEW_CHANGES
 from target_core.analysis.probe import Probe
+from target_core.engine.notes import notes as notes
 
 PROBE_COLUMNS = ["retriever", "view", "gold table", "original rank", "probed rank",
                  "change", "ranked among", "note"]

@@ -13,8 +13,11 @@ from typing import Any
 
 import pandas as pd
 
+from target_core.analysis.explain import explain as explain
 from target_core.datasets.chunking import document_of, is_passage, table_or_document
+from target_core.datasets.chunking import passage_text as passage_text
 from target_core.engine.haystack import distractor_source
+from target_core.engine.haystack import with_distractors as with_distractors
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.read_models.datasets import table_frame
 from target_core.serialize import cell_text

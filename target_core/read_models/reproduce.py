@@ -13,9 +13,10 @@ from target_core.analysis.paper import PAPER_DATASETS, PAPER_TABLE2, PaperCell, 
 from target_core.datasets.registry import DatasetInfo
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import UnknownNameError
-from target_core.experiments.reproduce import Baseline
 from target_core.figures.recall import recall_at_k_curves
 from target_core.figures.style import Figure
+from target_core.plans.reproduce import Baseline
+from target_core.plans.reproduce import stored_reproduction as stored_reproduction
 from target_core.read_models.cells import as_text
 from target_core.read_models.links import run_queries_link
 from target_core.tasks import task_rules

@@ -14,15 +14,13 @@ import pandas as pd
 from target_core.config import Settings
 from target_core.costs import chat_model, paid_parts
 from target_core.engine.store import RunRecord, RunStore
-from target_core.engine.workers import launch_run
 from target_core.errors import TargetError
+from target_core.llm.policy import llm_call_notes
 from target_core.read_models.cells import as_text
 from target_core.read_models.links import run_queries_link
 from target_core.registry import Part
-from target_core.retrievers.llm_calls import llm_call_notes
-from target_core.run_config import GenerationConfig, RunConfig
+from target_core.run_config import GenerationConfig
 from target_core.tasks import all_tasks, task_rules
-from target_core.types import TableLookup
 
 EXTRA_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(
     column for rules in all_tasks() for column, _ in rules.answer_extras))
@@ -224,30 +222,3 @@ def billed(retriever: str, generation: GenerationConfig | None) -> bool:
     return bool(paid_parts(Part("retriever", retriever))
                 or (generation is not None and chat_model(generation.generator)))
 
-
-def launch_notes(configs: Sequence[RunConfig], *, settings: Settings, fresh: bool,
-                 dataset: TableLookup, spawn: bool = True) -> list[tuple[str, str]]:
-    """Launch each configuration as a job; what happened, as (kind, sentence) for a page:
-    an error per refused spec, a note per configuration complete already (reused), one
-    success naming the jobs launched. With `spawn` False the jobs are only queued
-    (workers.start_waiting starts them)."""
-    notes: list[tuple[str, str]] = []
-    launched = []
-    for config in configs:
-        try:
-            launch = launch_run(config, settings=settings, fresh=fresh, dataset=dataset,
-                                spawn=spawn)
-        except TargetError as exc:
-            notes.append(("error", f"{config.retriever}: {exc}"))
-            continue
-        if launch.job is None:
-            done = launch.reused_run.run_id if launch.reused_run else "?"
-            notes.append(("info", f"{config.retriever}: this configuration is complete "
-                          f"already as run {done}; tick Fresh run to run it again."))
-            continue
-        launched.append(launch.job.job_id)
-    if launched:
-        notes.append(("success", f"{len(launched)} job(s) launched: " + ", ".join(launched)
-                      + ". They work on when you leave this page; follow them here or in "
-                      "the sidebar."))
-    return notes

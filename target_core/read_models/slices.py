@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from target_core.analysis.slices import metadata_frame as metadata_frame
 from target_core.analysis.slices import slice_frame, slice_table
 from target_core.engine.store import RunRecord, RunStore
 from target_core.figures.slices import slice_bars

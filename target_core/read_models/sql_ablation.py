@@ -1,5 +1,5 @@
 """Seed 002's Table 2 from stored runs: per variant of the text-to-SQL prompt (the full
-system, then one module removed at a time; experiments/sql_ablation.py), on the queries every
+system, then one module removed at a time; plans/sql_ablation.py), on the queries every
 stored variant answered:
 
 - Overall Acc = EA + Alt; EA: the prediction's result equals the gold result (execution
@@ -29,14 +29,14 @@ import pandas as pd
 
 from target_core.analysis.stats import holm, mcnemar_exact
 from target_core.engine.store import RunRecord, RunStore
-from target_core.experiments.sql_ablation import (
+from target_core.generators.sql_prompt_options import applies_to
+from target_core.metrics.downstream import generation_summary
+from target_core.plans.sql_ablation import (
     SqlVariant,
     sql_ablation_configs,
     sql_ablation_variants,
     sql_variant_runs,
 )
-from target_core.generators.sql_prompt_options import applies_to
-from target_core.metrics.downstream import generation_summary
 from target_core.read_models.links import run_queries_link
 from target_core.run_config import RunConfig
 from target_core.types import Dataset

@@ -13,7 +13,7 @@ and its index info holds, under "llm_calls", one record per step:
               "item": "query", "fallback": "fell back to the query",
               "failed_items": {"q3": "connection", "q4": "connection"}}}
 
-`llm_call_notes` words it for `show` and the Run page. Failed calls are not cached
+`llm_call_notes` (llm/policy.py) words it for `show` and the Run page. Failed calls are not cached
 (llm.cache keeps successes), so running the configuration again asks only those.
 """
 
@@ -25,6 +25,7 @@ from typing import Any
 
 from target_core.llm.error_classes import classify_error
 from target_core.llm.policy import Failure, LLMStepFailed, failure_reason, tally
+from target_core.llm.policy import llm_call_notes as llm_call_notes  # runner, show, tests
 
 MAX_LISTED = 100
 """Failed items named one by one in a record; the counts cover the rest."""
@@ -69,21 +70,6 @@ class LLMCalls:
             "failed_items": {i: c or classify_error(e)
                              for i, e, c in self.failures[:MAX_LISTED]}}
 
-
-def llm_call_notes(index_info: Mapping[str, Any]) -> list[str]:
-    """One sentence per step with failed calls in a run's index info, e.g. "HySE: 2 of 5
-    hypothetical tables failed and fell back to the query (connection 2); first: query
-    q3: cannot connect ..."; [] when none failed (or the run made no LLM calls)."""
-    notes = []
-    steps = index_info.get("llm_calls")
-    for record in steps.values() if isinstance(steps, Mapping) else ():
-        if not record.get("failed"):
-            continue
-        classes = ", ".join(f"{kind} {n}" for kind, n in record.get("classes", {}).items())
-        notes.append(f"{record['title']}: {record['failed']} of {record['calls']} "
-                     f"{record['what']} failed and {record['fallback']} ({classes}); "
-                     f"first: {record['item']} {record['first_error']}")
-    return notes
 
 
 def llm_calls_info(steps: Sequence[LLMCalls]) -> dict[str, Any]:
