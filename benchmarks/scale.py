@@ -16,9 +16,12 @@ Targets: BM25 median query <= 20 ms, Chroma query <= 20 ms, peak memory <= 4 GB,
 pages <= 2 s.
 
     .venv/bin/python -m benchmarks.scale --bm25-only --tables 1000000 [--keep DIR]
+        [--skip-build]
 
 writes the corpus (streamed), then in fresh processes: the BM25 index build alone over
-the corpus's texts (read one table at a time) with its query p50/p90, and a whole
+the corpus's texts (read one table at a time) with its query p50/p90 (`--skip-build`
+leaves it out), the corpus index written a table at a time into a new workspace (as a
+run or a page does for a large corpus never opened before: time, peak RSS), and a whole
 `python -m target_core run --retriever bm25 --limit 1000` (time, peak RSS);
 `--keep DIR` writes the corpus under DIR and leaves it there (or reuses it).
 """
@@ -141,6 +144,22 @@ def phase_bm25_build(workdir: Path, n_timed: int = 1_000) -> None:
           "query_p90_ms": float(np.percentile(ms, 90)), "peak_mb": peak_mb()})
 
 
+def phase_corpus_index(workdir: Path) -> None:
+    """The corpus index written a table at a time (datasets/corpus_stream.py) into a new
+    workspace, as opening the dataset for a run or a page does: time and peak RSS."""
+    from target_core.config import load_settings
+    from target_core.datasets import open_lookup
+
+    with tempfile.TemporaryDirectory(prefix="target-scale-ws-") as workspace:
+        settings = load_settings(environ={"TARGET_WORKSPACE": workspace,
+                                          "TARGET_DATASETS": str(workdir / "synthetic")})
+        started = time.perf_counter()
+        found = open_lookup("synthetic", settings)
+        seconds = time.perf_counter() - started
+        emit({"phase": "corpus-index", "seconds": seconds, "kind": type(found).__name__,
+              "tables": found.n_tables, "peak_mb": peak_mb()})
+
+
 def phase_cli_run(workdir: Path, limit: int = 1_000) -> None:
     """A whole `python -m target_core run --retriever bm25 --limit N` in a child process:
     wall time and the child's peak RSS."""
@@ -225,8 +244,10 @@ def report(results: dict[str, dict[str, Any]], tables: int, queries: int) -> lis
     return lines
 
 
-def bm25_only(tables: int, queries: int, keep: Path | None) -> list[str]:
-    """The corpus, BM25's build alone and a whole CLI run, each in a fresh process."""
+def bm25_only(tables: int, queries: int, keep: Path | None, build: bool = True
+              ) -> list[str]:
+    """The corpus, BM25's build alone, the corpus index and a whole CLI run, each in a
+    fresh process."""
     with tempfile.TemporaryDirectory(prefix="target-scale-") as tmp:
         workdir = keep or Path(tmp)
         common = ["benchmarks.scale", "--workdir", str(workdir), "--tables", str(tables),
@@ -236,12 +257,19 @@ def bm25_only(tables: int, queries: int, keep: Path | None) -> list[str]:
             corpus = run_phase([*common, "--phase", "corpus"])[0]
             lines.append(f"corpus: {corpus['seconds']:.0f} s, {corpus['corpus_mb']:,.0f} MB, "
                          f"peak {corpus['peak_mb']:,.0f} MB")
-        build = run_phase([*common, "--phase", "bm25-build"])[0]
-        lines.append(f"{build['tables']:,} texts read in {build['texts_s']:.0f} s "
-                     f"({build['texts_mb']:,.0f} MB); bm25 build {build['build_s']:.1f} s, "
-                     f"peak {build['build_peak_mb']:,.0f} MB, index {build['index_mb']:,.0f} MB "
-                     f"({build['nonzeros']:,} weights, {build['vocabulary']:,} terms); query "
-                     f"p50 {build['query_p50_ms']:.2f} ms, p90 {build['query_p90_ms']:.2f} ms")
+        if build:
+            built = run_phase([*common, "--phase", "bm25-build"])[0]
+            lines.append(
+                f"{built['tables']:,} texts read in {built['texts_s']:.0f} s "
+                f"({built['texts_mb']:,.0f} MB); bm25 build {built['build_s']:.1f} s, peak "
+                f"{built['build_peak_mb']:,.0f} MB, index {built['index_mb']:,.0f} MB "
+                f"({built['nonzeros']:,} weights, {built['vocabulary']:,} terms); query "
+                f"p50 {built['query_p50_ms']:.2f} ms, p90 {built['query_p90_ms']:.2f} ms")
+        index = run_phase([*common, "--phase", "corpus-index"])[0]
+        lines.append(f"corpus index written a table at a time ({index['kind']}, "
+                     f"{index['tables']:,} tables): {index['seconds']:.0f} s, peak "
+                     f"{index['peak_mb']:,.0f} MB")
+        lines.append(f"load before the run: {Path('/proc/loadavg').read_text().strip()}")
         run = run_phase([*common, "--phase", "cli-run"])[0]
         lines.append(f"target_core run, bm25, {run['queries']:,} queries: {run['seconds']:.0f} s, "
                      f"peak {run['peak_mb']:,.0f} MB, recall@10 {run['recall_at_10']:.3f}")
@@ -257,6 +285,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--bm25-only", action="store_true",
                         help="corpus, BM25 build alone and a whole CLI run of 1,000 queries")
     parser.add_argument("--keep", type=Path, help="write (or reuse) the corpus in this folder")
+    parser.add_argument("--skip-build", action="store_true",
+                        help="with --bm25-only: leave out BM25's build alone")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
@@ -267,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "lexical": lambda: phase_lexical(args.workdir, title=True),
         "lexical-no-title": lambda: phase_lexical(args.workdir, title=False),
         "bm25-build": lambda: phase_bm25_build(args.workdir),
+        "corpus-index": lambda: phase_corpus_index(args.workdir),
         "cli-run": lambda: phase_cli_run(args.workdir),
         **{f"page-{p}": (lambda p=p: phase_page(args.workdir, p, args.runs.split(",")))
            for p in PAGES}}
@@ -275,7 +306,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     results: dict[str, dict[str, Any]] = {}
     if args.bm25_only:
-        print("\n".join(bm25_only(args.tables, args.queries, args.keep)))
+        print("\n".join(bm25_only(args.tables, args.queries, args.keep,
+                                   build=not args.skip_build)))
         return
     with tempfile.TemporaryDirectory(prefix="target-scale-") as tmp:
         common = ["benchmarks.scale", "--workdir", tmp, "--tables", str(args.tables),

@@ -2,7 +2,7 @@
 server (prints; not a test).
 
     .venv/bin/python -m benchmarks.scale_chroma [--vectors 100000] [--queries 5000]
-        [--dim 384] [--mode embedded|server|both] [--json]
+        [--dim 384] [--mode embedded|server|both] [--keep DIR] [--json]
 
 Documents are random unit vectors; query i is normalize(doc[g_i] + 0.3 * unit noise), so
 the hit@10 rate of its gold document g_i checks the HNSW index's recall (exact search
@@ -13,6 +13,10 @@ this process (which holds the vectors themselves) and of the server (max VmHWM o
 process tree). "embedded" is VectorStore.persistent on a temporary directory, "server" a
 `chroma run` on a free loopback port reached through VectorStore.from_settings. `both`
 runs each mode in its own process, so each client's peak memory is its own.
+`--keep DIR` keeps Chroma's data in DIR/chroma, and the server serves that directory:
+with `both`, the server serves the collection the embedded mode built (one build, not
+two: at 1,000,000 vectors a build takes most of an hour on 2 cores), so the server's
+"add" is the check that every vector is there, as a run over a built collection does.
 Targets at 100,000 tables: top-10 query median <= 20 ms, peak memory <= 4 GB.
 """
 
@@ -104,17 +108,19 @@ def time_store(open_store: Callable[[], VectorStore], vectors: np.ndarray,
             "max_batch": retriever.store.max_batch()}
 
 
-def measure(mode: str, n: int, queries: int, dim: int) -> dict[str, Any]:
-    """One mode's figures, run in this process."""
+def measure(mode: str, n: int, queries: int, dim: int, keep: Path | None = None
+            ) -> dict[str, Any]:
+    """One mode's figures, run in this process (Chroma's data in keep/chroma, kept, when
+    `keep` is given)."""
     vectors, gold = make_vectors(n, queries, dim)
     before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     with tempfile.TemporaryDirectory() as tmp:
+        data = keep / "chroma" if keep else Path(tmp) / "chroma"
         if mode == "embedded":
-            figures = time_store(lambda: VectorStore.persistent(Path(tmp) / "chroma"),
-                                 vectors, gold)
+            figures = time_store(lambda: VectorStore.persistent(data), vectors, gold)
             server_mb = None
         else:
-            with start_chroma(Path(tmp) / "data") as server:
+            with start_chroma(data) as server:
                 settings = load_settings(environ={"TARGET_WORKSPACE": str(Path(tmp) / "ws"),
                                                   "TARGET_CHROMA_HOST": "127.0.0.1",
                                                   "TARGET_CHROMA_PORT": str(server.port)})
@@ -130,7 +136,7 @@ def measure(mode: str, n: int, queries: int, dim: int) -> dict[str, Any]:
 def measure_in_subprocess(mode: str, args: argparse.Namespace) -> dict[str, Any]:
     command = [sys.executable, "-m", "benchmarks.scale_chroma", "--mode", mode, "--json",
                "--vectors", str(args.vectors), "--queries", str(args.queries),
-               "--dim", str(args.dim)]
+               "--dim", str(args.dim), *(["--keep", str(args.keep)] if args.keep else [])]
     out = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True).stdout
     return json.loads(next(line for line in out.splitlines() if line.startswith("{")))
 
@@ -168,12 +174,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=5_000)
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--mode", choices=(*MODES, "both"), default="both")
+    parser.add_argument("--keep", type=Path, help="keep Chroma's data in DIR/chroma; the "
+                        "server serves it (with both: what the embedded mode built)")
     parser.add_argument("--json", action="store_true", help="one JSON object per mode")
     args = parser.parse_args(argv)
     if args.mode == "both":
         results = [measure_in_subprocess(mode, args) for mode in MODES]
     else:
-        results = [measure(args.mode, args.vectors, args.queries, args.dim)]
+        results = [measure(args.mode, args.vectors, args.queries, args.dim, args.keep)]
     if args.json:
         for result in results:
             print(json.dumps(result), flush=True)

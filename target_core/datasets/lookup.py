@@ -22,7 +22,7 @@ import logging
 import mmap
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -69,11 +69,23 @@ def write_index(workspace: Path, corpus: Path, dataset: Dataset, wheres: Sequenc
     costs the next page a full load."""
     try:
         path = index_path(workspace, corpus)
-        if path.exists():
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.partial")
-        with sqlite3.connect(partial) as db, gc_paused():
+        if not path.exists():
+            save_index(path, zip(dataset.tables, wheres, strict=True),
+                       lambda: dataset.corpus_fingerprint)
+    except OSError as exc:
+        log.warning("cannot save the corpus index of %s: %s", corpus, exc)
+
+
+def save_index(path: Path, tables: Iterable[tuple[Table, Where]],
+               fingerprint: Callable[[], str]) -> None:
+    """Write the index file `path` from each table and where its line is, in corpus order,
+    then the corpus fingerprint (asked for once every table is written). Whatever
+    `tables` raises leaves no file behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    db = sqlite3.connect(partial)
+    try:
+        with db, gc_paused():
             db.execute("CREATE TABLE spans (database_id TEXT, table_id TEXT, offset INTEGER, "
                        "length INTEGER, line INTEGER, title TEXT, section_title TEXT, "
                        "n_rows INTEGER, n_cols INTEGER, header TEXT, "
@@ -81,14 +93,14 @@ def write_index(workspace: Path, corpus: Path, dataset: Dataset, wheres: Sequenc
             db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            ((t.database_id, t.table_id, w.offset, w.length, w.line, t.title,
                              t.section_title, t.n_rows, t.n_cols, json.dumps(t.header))
-                            for t, w in zip(dataset.tables, wheres, strict=True)))
+                            for t, w in tables))
             db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
-            db.execute("INSERT INTO meta VALUES ('corpus_fingerprint', ?)",
-                       [dataset.corpus_fingerprint])
+            db.execute("INSERT INTO meta VALUES ('corpus_fingerprint', ?)", [fingerprint()])
         db.close()
         partial.replace(path)  # atomic: a reader never sees half an index
-    except OSError as exc:
-        log.warning("cannot save the corpus index of %s: %s", corpus, exc)
+    finally:
+        db.close()
+        partial.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from target_core.config import DEMO_DIR, Settings, load_settings
-from target_core.datasets import lookup
+from target_core.datasets import corpus_stream, lookup
 from target_core.datasets.added import read_added
 from target_core.datasets.chunking import ChunkSettings, is_passage
 from target_core.datasets.folder import (
     CORPUS_FILE,
     has_documents,
+    inside,
     is_folder_dataset,
     load_folder,
     read_meta,
@@ -246,7 +247,8 @@ def open_lookup(name_or_path: str | Path, settings: Settings | None = None
                 ) -> Dataset | lookup.DatasetLookup:
     """What a page needs to show a few queries and tables: the dataset when it is in
     memory, else a lookup over its corpus index when one is current (a large folder
-    dataset that loaded before), else the dataset, loaded in full."""
+    dataset that loaded before, or whose corpus file is so large that it is indexed a
+    table at a time now: corpus_stream.py), else the dataset, loaded in full."""
     settings = settings or load_settings()
     return _open(resolve(name_or_path, settings), settings)
 
@@ -259,6 +261,9 @@ def _open(entry: DatasetEntry, settings: Settings) -> Dataset | lookup.DatasetLo
         if key in _lookups:
             return _lookups[key]
     if entry.kind in ("demo", "folder") and not has_documents(Path(entry.location)):
+        corpus = inside(Path(entry.location) / CORPUS_FILE, Path(entry.location))
+        if corpus.is_file() and corpus.stat().st_size >= corpus_stream.STREAM_MIN_BYTES:
+            corpus_stream.index_streaming(settings.workspace, corpus)  # never a full load
         found = lookup.lookup_folder(Path(entry.location), entry.name, settings.workspace)
         if found is not None:
             with _cache_lock:

@@ -20,19 +20,19 @@ they fail is marked failed and `RunFailed` raised (retrievers/llm_calls.py).
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
-import platform
-import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from target_core.config import Settings
-from target_core.datasets import load_dataset, registered_name
+from target_core.datasets import registered_name
+from target_core.datasets.corpus_stream import run_tables, table_keys
+from target_core.datasets.lookup import DatasetLookup
 from target_core.engine.generation import DownstreamStep
 from target_core.engine.haystack import Distractors, haystack_distractors, resolve_haystack
+from target_core.engine.run_inputs import open_run_dataset, package_versions, select_queries
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.errors import Cancelled, ConfigError, TargetError
 from target_core.generators import Generator, build_generator
@@ -57,13 +57,11 @@ from target_core.serialize import texts_fingerprint
 from target_core.sql.execute import SqlLimits
 from target_core.tasks import ANSWER_TASKS, task_rules
 from target_core.tokens import get_counter
-from target_core.types import Dataset, Query, TableKey
+from target_core.types import Dataset, Query, TableKey, TableLookup
 
 log = logging.getLogger(__name__)
 
 BATCH_SIZE = 32
-_VERSIONED = ("chromadb", "rank-bm25", "scikit-learn", "numpy", "tokenizers", "openai",
-              "sqlglot", "onnxruntime", "xllamacpp", "tiktoken")
 
 
 @dataclass(frozen=True)
@@ -91,25 +89,6 @@ class RunFailed(TargetError):
         super().__init__(f"run {run.run_id} failed: {run.error}")
 
 
-def select_queries(dataset: Dataset, limit: int | None, seed: int) -> list[Query]:
-    """All queries, or a seeded sample of `limit` of them kept in dataset order."""
-    queries = list(dataset.queries)
-    if limit is None or limit >= len(queries):
-        return queries
-    chosen = sorted(random.Random(seed).sample(range(len(queries)), limit))
-    return [queries[i] for i in chosen]
-
-
-def package_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for name in _VERSIONED:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return versions
-
-
 def _gold_ranks(retriever: Retriever, query: Query, ranked: Sequence[TableKey],
                 position: dict[TableKey, int]) -> dict[TableKey, int | None]:
     """Rank of each gold table: from the top-k list, else from the full scores when the
@@ -126,7 +105,8 @@ def _gold_ranks(retriever: Retriever, query: Query, ranked: Sequence[TableKey],
     return ranks
 
 
-def run_metrics(store: RunStore, run: RunRecord, dataset: Dataset) -> dict[str, float]:
+def run_metrics(store: RunStore, run: RunRecord, dataset: Dataset | DatasetLookup
+                ) -> dict[str, float]:
     """Aggregate metrics over every stored query of the run (resumed parts included):
     retrieval, then the downstream task's when the run has a generator."""
     from target_core.engine.answer_scores import gtr_run_metrics
@@ -138,7 +118,7 @@ def run_metrics(store: RunStore, run: RunRecord, dataset: Dataset) -> dict[str, 
     metrics = aggregate_retrieval([r.outcome() for r in results], ks, task=dataset.task)
     # lists counted as returned (TARGET-shaped plug-ins) live in the stored per-query terms
     metrics |= pooled_target_metrics([r.metrics for r in results], ks)
-    if run.config.generation is not None:
+    if run.config.generation is not None and isinstance(dataset, Dataset):
         outcomes = [downstream_outcome(dataset.query(r.query_id), r.generation, dataset.task)
                     for r in results if r.generation is not None]
         metrics |= aggregate_downstream(outcomes, dataset.task)
@@ -146,7 +126,7 @@ def run_metrics(store: RunStore, run: RunRecord, dataset: Dataset) -> dict[str, 
     return metrics
 
 
-def _generator_for(config: RunConfig, dataset: Dataset, settings: Settings
+def _generator_for(config: RunConfig, dataset: TableLookup, settings: Settings
                    ) -> Generator | None:
     if config.generation is None:
         return None
@@ -187,9 +167,10 @@ def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | No
     """
     config = replace(config, dataset=registered_name(config.dataset, settings),
                      haystack=resolve_haystack(config.haystack, settings))
-    dataset = load_dataset(config.dataset, settings)
+    dataset = open_run_dataset(config, settings)
     config = with_task_defaults(config, dataset.task)
-    distractors = haystack_distractors(dataset, config.haystack, settings)
+    distractors = (haystack_distractors(dataset, config.haystack, settings)
+                   if isinstance(dataset, Dataset) else Distractors())
     retriever = build_retriever(config.retriever, settings)
     if callable(check_view := getattr(retriever, "check_view", None)):
         check_view(config.view)  # a view the retriever cannot apply: refused before work
@@ -249,11 +230,12 @@ def _same_reply_settings(run: RunRecord, generator: Generator) -> None:
                       "new run, or restore the settings")
 
 
-def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
+def _execute(config: RunConfig, dataset: Dataset | DatasetLookup, retriever: Retriever,
              generator: Generator | None, queries: list[Query], store: RunStore,
              run: RunRecord, progress: Progress, batch_size: int, settings: Settings,
              distractors: Distractors) -> int:
-    tables = dataset.tables + distractors.tables  # a haystack's distractors come last
+    # a corpus index's tables are read one at a time; a haystack's distractors come last
+    tables = distractors.corpus(run_tables(dataset))
     # the view's serialization, or the retriever's own texts (LLM table summaries)
     texts = retriever.prepare_texts(tables, config.view, progress=progress)
     for calls in _llm_calls(retriever, queries):  # failed summaries: stop before embedding
@@ -262,7 +244,7 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
     info = retriever.index(texts, corpus_key=fingerprint, progress=progress)
     example = texts[0][:4000] if texts else ""
     del texts  # indexed: at a million tables the list is 1.3 GB the queries do not need
-    keys = [t.key for t in tables]
+    keys = table_keys(tables)
     position = {key: i for i, key in enumerate(keys)}
     details = (dict(info.details) | retriever.tune_on_gold(queries, position)
                | retriever.prepare_queries([q.query for q in queries], progress=progress)
@@ -273,7 +255,7 @@ def _execute(config: RunConfig, dataset: Dataset, retriever: Retriever,
         details["generator"] = generator.label
         if callable(server := getattr(generator, "run_details", None)):
             details["server"] = server()  # window, slots, sampling settings sent (llm.chat)
-    if dataset.chunking:  # documents cut into passages: how, recorded with the run
+    if isinstance(dataset, Dataset) and dataset.chunking:  # documents cut into passages
         details["chunking"] = dataset.chunking
     store.record_index(run.run_id, text_fingerprint=fingerprint,
                        text_example=example,
@@ -352,10 +334,10 @@ def _llm_calls(retriever: Retriever, queries: Sequence[Query]) -> list[LLMCalls]
     return [c.named(ids) if c.item == "query" else c for c in retriever.llm_calls()]
 
 
-def _downstream_step(config: RunConfig, dataset: Dataset, generator: Generator | None,
-                     settings: Settings) -> DownstreamStep | None:
-    if generator is None or config.generation is None:
-        return None
+def _downstream_step(config: RunConfig, dataset: Dataset | DatasetLookup,
+                     generator: Generator | None, settings: Settings) -> DownstreamStep | None:
+    if generator is None or config.generation is None or not isinstance(dataset, Dataset):
+        return None  # a run with a generator has its dataset loaded (run_inputs)
     counter = get_counter(timeout=settings.token_timeout)
     return DownstreamStep(dataset, config.generation, generator, config.view, counter,
                           top_k=config.top_k,
