@@ -36,6 +36,9 @@ class Precomputed:
     def fingerprint(self) -> str:
         return f"precomputed-{len(self.vectors)}-{self.dimension}"
 
+    def load(self) -> None:
+        """Nothing to load (the Embedder protocol's warm-up, called by the dense base)."""
+
     def embed(self, texts: Sequence[str], *, kind: str = "document", progress=None
               ) -> np.ndarray:
         return self.vectors[[int(t) for t in texts]]
