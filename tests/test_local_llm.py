@@ -263,12 +263,12 @@ def test_gtr_t_text_to_sql_run(local: Local) -> None:
     preset = pipeline_preset("gtr-t")
     mark = local.proxy.mark()
     store, run_id = _run(local, RunConfig(
-        "demo-sql", preset.retriever, view=TableView.preset(preset.view), limit=2,
+        "demo-sql", preset.retriever, view=TableView.preset(preset.view), limit=4,
         generation=GenerationConfig("local:smollm2", context=preset.context,
                                     context_k=preset.context_k,
                                     sql_schema=preset.sql_schema, token_budget=300)))
     requests = _chat_requests(local, mark)
-    assert_protocol(requests, minimum=2)
+    assert_protocol(requests, minimum=4)
     # structured output was asked for and accepted: never a step down to the prompt alone
     assert all(e.request.get("response_format") for e in requests), requests[0].request
     assert_no_client_failure(store, run_id)
