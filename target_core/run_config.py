@@ -6,11 +6,12 @@ context, prompts); equal configurations resume each other (engine/store.py, conf
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from target_core.errors import ConfigError, UnknownNameError
 from target_core.table_view import TableView
+from target_core.tasks import task_rules
 
 CONTEXT_MODES: tuple[str, ...] = ("retrieved", "oracle", "none")
 SQL_SCHEMAS: tuple[str, ...] = ("database", "tables")
@@ -155,3 +156,16 @@ class RunConfig:
                    generation=(GenerationConfig.from_dict(data["generation"])
                                if data.get("generation") else None),
                    haystack=data.get("haystack"))
+
+
+def with_task_defaults(config: RunConfig, task: str) -> RunConfig:
+    """`config` with what it leaves open filled in by the task's rules, so the stored
+    configuration says what ran: a text-to-SQL generator without a context size gets
+    the paper's (the top table's database, k = 1; target_core.tasks)."""
+    generation = config.generation
+    default_k = task_rules(task).default_context_k
+    if (generation is None or generation.context != "retrieved"
+            or generation.context_k is not None or default_k is None):
+        return config
+    return replace(config, generation=replace(generation,
+                                              context_k=min(default_k, config.top_k)))

@@ -52,10 +52,10 @@ from target_core.progress import SCORING, SCORING_ANSWERS, Progress, no_progress
 from target_core.retrievers import build_retriever
 from target_core.retrievers.base import Retriever, rank_in
 from target_core.retrievers.llm_calls import LLMCalls, llm_call_notes, llm_calls_info
-from target_core.run_config import RunConfig
+from target_core.run_config import RunConfig, with_task_defaults
 from target_core.serialize import texts_fingerprint
 from target_core.sql.execute import SqlLimits
-from target_core.tasks import ANSWER_TASKS, task_rules
+from target_core.tasks import ANSWER_TASKS
 from target_core.tokens import get_counter
 from target_core.types import Dataset, Query, TableKey, TableLookup
 
@@ -135,19 +135,6 @@ def _generator_for(config: RunConfig, dataset: TableLookup, settings: Settings
                           "needs a qa, fact or sql dataset")
     prompt_set(config.generation.prompt_set)  # an unknown set stops the run before work
     return build_generator(config.generation.generator, settings)
-
-
-def with_task_defaults(config: RunConfig, task: str) -> RunConfig:
-    """`config` with what it leaves open filled in by the task's rules, so the stored
-    configuration says what ran: a text-to-SQL generator without a context size gets
-    the paper's (the top table's database, k = 1; target_core.tasks)."""
-    generation = config.generation
-    default_k = task_rules(task).default_context_k
-    if (generation is None or generation.context != "retrieved"
-            or generation.context_k is not None or default_k is None):
-        return config
-    return replace(config, generation=replace(generation,
-                                              context_k=min(default_k, config.top_k)))
 
 
 def run_retrieval(config: RunConfig, *, settings: Settings, store: RunStore | None = None,

@@ -21,7 +21,7 @@ from target_core.engine.jobs import JobStore
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import Cancelled, TargetError
 from target_core.progress import Progress
-from target_core.run_config import RunConfig
+from target_core.run_config import RunConfig, with_task_defaults
 from target_core.types import TableLookup
 
 log = logging.getLogger(__name__)
@@ -126,7 +126,6 @@ def launch_run(config: RunConfig, *, settings: Settings, fresh: bool = False,
     saves reopening them per launch.
     With `spawn` False the job is only queued: start_waiting starts its worker."""
     from target_core.datasets import load_dataset, registered_name
-    from target_core.engine.runner import with_task_defaults
     from target_core.retrievers import build_retriever, self_contained
 
     config = replace(config, dataset=registered_name(config.dataset, settings))

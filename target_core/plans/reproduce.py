@@ -19,9 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from target_core.engine.runner import with_task_defaults
 from target_core.engine.store import RunRecord, RunStore
-from target_core.run_config import DEFAULT_PROMPT_SET, GenerationConfig, RunConfig
+from target_core.run_config import (
+    DEFAULT_PROMPT_SET,
+    GenerationConfig,
+    RunConfig,
+    with_task_defaults,
+)
 from target_core.table_view import VIEW_PRESETS, TableView
 from target_core.types import TableLookup
 
