@@ -10,11 +10,16 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from target_core.cli.main import main
 from target_core.config import load_settings
+from target_core.engine.job_record import UnknownJobKindError
 from target_core.engine.jobs import JobStore
 from target_core.engine.runner import run_retrieval
+from target_core.engine.workers import resume, resume_interrupted, run_worker
 from target_core.progress import SCORING, SCORING_ANSWERS
 from target_core.read_models.jobs import group_jobs, under_way_note
+from target_core.read_models.links import job_link
+from target_core.read_models.resources import recent_jobs
 from target_core.run_config import GenerationConfig, RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,6 +75,43 @@ def test_under_way_note_counts_and_links_each_dataset(tmp_path: Path) -> None:
     assert note.startswith("3 run(s) under way (1 running, 2 queued)")
     assert "[demo-qa](run?dataset=demo-qa) 2" in note
     assert "[demo-sql](run?dataset=demo-sql) 1" in note
+
+
+def test_a_job_whose_kind_was_removed_is_listed_but_not_resumed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws")})
+    store = JobStore.in_workspace(settings.workspace)
+    (run_job,) = _queue(settings.workspace, 1)
+    gone = store.create_job("judge", {"dataset": "demo-qa", "run_id": "r1",
+                                      "judge": "heuristic", "limit": None}).job_id
+    # saved by a version that had the kind "retired", whose worker died since
+    store.update(gone, kind="retired", status="interrupted", error="the worker is gone")
+
+    jobs = recent_jobs(settings, None, 60)  # what the sidebar lists
+    job = next(j for j in jobs if j.job_id == gone)
+    assert job.label == "unknown job kind 'retired' on demo-qa"
+    assert job.pipeline == "unknown job kind 'retired'"
+    assert job.describe() == "interrupted: the worker is gone"
+    assert job_link(job) == ("run page", "run?dataset=demo-qa")
+    assert group_jobs(jobs).shown == [job]
+    note = under_way_note(jobs)
+    assert note is not None and note.startswith("1 run(s) under way (0 running, 1 queued)")
+    assert store.active_like(RunConfig("demo-qa", "bm25", limit=10)).job_id == run_job
+
+    assert main(["jobs", "--workspace", str(settings.workspace)]) == 0
+    assert "unknown job kind 'retired'" in capsys.readouterr().out
+    assert main(["resume", gone, "--workspace", str(settings.workspace)]) == 2
+    assert "unknown job kind 'retired'" in capsys.readouterr().err
+    with pytest.raises(UnknownJobKindError, match="'retired'.*cannot be run or resumed"):
+        resume(gone, settings)
+    assert resume_interrupted(settings) == []  # the dashboard's start skips it
+    assert store.get(gone).status == "interrupted"
+
+    store.update(run_job, status="cancelled")  # a free slot: a worker started by hand
+    store.update(gone, status="queued")
+    assert run_worker(gone, settings) == 2
+    failed = store.get(gone)
+    assert failed.status == "failed" and "unknown job kind 'retired'" in (failed.error or "")
 
 
 def test_sidebar_folds_ten_queued_jobs_and_overview_says_they_are_coming(

@@ -67,7 +67,7 @@ def job_line(job: Job, key: str) -> None:
                   args=(job.job_id,), icon=":material/cancel:",
                   help="Stop after the current step; finished queries are kept and "
                   "launching the same configuration again resumes the run.")
-    elif job.status in ("interrupted", "cancelled"):
+    elif job.status in ("interrupted", "cancelled") and job.kind_known:
         st.button("Resume", key=f"{key}-resume-{job.job_id}", on_click=_resume,
                   args=(job.job_id,), icon=":material/play_arrow:",
                   help="Start a new worker: it resumes the run, keeping finished queries.")

@@ -12,10 +12,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from target_core.engine.job_kinds import JOB_KINDS, JobKind
+from target_core.errors import TargetError
 from target_core.run_config import RunConfig
 
 STATUSES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
 ACTIVE = ("queued", "running")
+
+
+class UnknownJobKindError(TargetError):
+    """A saved job whose kind is no longer registered (removed since it was launched):
+    it is still listed, but nothing can run or resume it."""
+
+    def __init__(self, job_id: str, kind: str) -> None:
+        super().__init__(f"job {job_id} is of the unknown job kind {kind!r} (removed since "
+                         f"it was launched; known: {', '.join(JOB_KINDS.names())}): it "
+                         f"cannot be run or resumed")
 
 
 @dataclass(frozen=True)
@@ -44,14 +55,28 @@ class Job:
     """What a finished job reports beyond its run (a draft's name and counts)."""
 
     @property
+    def kind_known(self) -> bool:
+        """Whether this job's kind is registered (a saved job's kind may have been removed
+        since: the job is listed, labelled so, and cannot be resumed)."""
+        return self.kind in JOB_KINDS
+
+    @property
     def kind_entry(self) -> JobKind:
-        """What this job's kind is (engine/job_kinds.py)."""
+        """What this job's kind is (engine/job_kinds.py); UnknownJobKindError when it is
+        no longer registered."""
+        if not self.kind_known:
+            raise UnknownJobKindError(self.job_id, self.kind)
         return JOB_KINDS.get(self.kind)
+
+    @property
+    def runs_config(self) -> bool:
+        """Its spec is a RunConfig's dict (JobKind.runs_config); False for an unknown kind."""
+        return self.kind_known and self.kind_entry.runs_config
 
     @property
     def config(self) -> RunConfig:
         """A run job's configuration; a ValueError for a kind whose spec is another."""
-        if not self.kind_entry.runs_config:
+        if not self.runs_config:
             raise ValueError(f"job {self.job_id} is a {self.kind} job, not a run")
         return RunConfig.from_dict(self.spec)
 
@@ -72,19 +97,25 @@ class Job:
     @property
     def label(self) -> str:
         """e.g. 'bm25 → heuristic on demo-qa · header only': what tells two jobs apart
-        (ablation variants differ only in their view), as its kind reads its spec."""
+        (ablation variants differ only in their view), as its kind reads its spec; a job
+        of a kind no longer registered: "unknown job kind 'X' on DATASET"."""
+        if not self.kind_known:
+            return f"{self.pipeline} on {self.dataset}"
         return self.kind_entry.label(self.spec)
 
     @property
     def pipeline(self) -> str:
-        """What the job does, without its dataset: the run's pipeline, 'draft NAME', ..."""
+        """What the job does, without its dataset: the run's pipeline, 'draft NAME', ...
+        (for a kind no longer registered: "unknown job kind 'X'")."""
+        if not self.kind_known:
+            return f"unknown job kind {self.kind!r}"
         return self.kind_entry.pipeline(self.spec)
 
     def describe(self) -> str:
         """One line: status and progress, e.g. 'running: retrieving 12/60', or the step
         after the last query by its name ('running: scoring answers')."""
-        if (self.status == "running" and self.what in self.kind_entry.uncounted
-                and not self.cancel_requested):
+        if (self.status == "running" and self.kind_known
+                and self.what in self.kind_entry.uncounted and not self.cancel_requested):
             return f"running: {self.what}"
         if self.status == "running" and self.total:
             return f"running: {self.what} {self.done:,}/{self.total:,}"

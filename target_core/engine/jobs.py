@@ -257,6 +257,6 @@ class JobStore:
         """A queued, running or interrupted job of this same configuration."""
         wanted = config.to_dict()
         for job in self.list_jobs(statuses=(*ACTIVE, "interrupted")):
-            if job.kind_entry.runs_config and job.config.to_dict() == wanted:
+            if job.runs_config and job.config.to_dict() == wanted:
                 return job
         return None

@@ -16,7 +16,7 @@ from typing import Any
 
 from target_core.config import PROJECT_ROOT, Settings
 from target_core.engine.job_kinds import JobTask
-from target_core.engine.job_record import Job
+from target_core.engine.job_record import Job, UnknownJobKindError
 from target_core.engine.jobs import JobStore
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import Cancelled, TargetError
@@ -163,8 +163,11 @@ def cancel(job_id: str, settings: Settings) -> Job:
 
 def resume(job_id: str, settings: Settings) -> Job:
     """Start a new worker for an interrupted, cancelled or failed job; it resumes the
-    stored run (finished queries are kept). An active or done job is left as it is."""
+    stored run (finished queries are kept). An active or done job is left as it is.
+    A job whose kind is no longer registered raises UnknownJobKindError, left as it is."""
     jobs = JobStore.in_workspace(settings.workspace)
+    if not (job := jobs.get(job_id)).kind_known:
+        raise UnknownJobKindError(job.job_id, job.kind)
     if jobs.requeue(job_id):  # only the process that requeued it starts its worker
         spawn_worker(jobs.get(job_id), settings)
     return jobs.get(job_id)
@@ -176,10 +179,12 @@ def refresh(settings: Settings) -> list[str]:
 
 
 def resume_interrupted(settings: Settings) -> list[Job]:
-    """Resume every job whose worker is gone: what the dashboard does when it starts."""
+    """Resume every job whose worker is gone: what the dashboard does when it starts.
+    A job whose kind is no longer registered stays interrupted (listed, not resumable)."""
     jobs = JobStore.in_workspace(settings.workspace)
     jobs.reap()
-    return [resume(job.job_id, settings) for job in jobs.list_jobs(statuses=("interrupted",))]
+    return [resume(job.job_id, settings) for job in jobs.list_jobs(statuses=("interrupted",))
+            if job.kind_known]
 
 
 # --- the worker process ------------------------------------------------------------------------

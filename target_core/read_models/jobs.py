@@ -45,7 +45,7 @@ def under_way_note(jobs: Sequence[Job]) -> str | None:
     """e.g. '12 runs under way (4 running, 8 queued): [demo-qa](run?dataset=demo-qa) 4, ...'
     in markdown, each dataset linked to its Run page, which lists its jobs; None when no
     run job is queued or running."""
-    runs = [job for job in jobs if job.kind_entry.runs_config and job.active]
+    runs = [job for job in jobs if job.runs_config and job.active]
     if not runs:
         return None
     running = sum(1 for job in runs if job.status == "running")

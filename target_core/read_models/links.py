@@ -36,7 +36,10 @@ def draft_link(name: str | None = None) -> str:
 def job_link(job: Job) -> tuple[str, str]:
     """Where a job leads, as (text, link), as its kind says (JobKind.done / open): a
     finished run's queries, a finished draft's review, else the page that launched it.
-    A finished job leads to its `done` page only when every parameter it needs is set."""
+    A finished job leads to its `done` page only when every parameter it needs is set.
+    A job whose kind is no longer registered leads to its dataset's Run page (its jobs)."""
+    if not job.kind_known:
+        return "run page", run_page_link(job.dataset)
     kind = job.kind_entry
 
     def value(field: str) -> str | None:
