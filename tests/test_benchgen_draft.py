@@ -7,6 +7,7 @@ retrieval + heuristic text-to-SQL run and the error-source evaluation accept."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from target_core.benchgen.templates import (
     parse_template,
 )
 from target_core.config import load_settings
-from target_core.datasets import load_dataset
+from target_core.datasets import add, load_dataset
 from target_core.errors import ConfigError, UnknownNameError
 from target_core.generators.prompts import build_messages
 from target_core.sql import execute
@@ -270,6 +271,23 @@ def test_names_and_existing_drafts(settings, demo) -> None:
     _draft(settings, demo, replace=True)[0].close()
     with pytest.raises(UnknownNameError):
         Draft.open(settings.workspace, "nope")
+
+
+def test_draft_and_export_names_are_checked_by_the_dataset_name_rule(
+        settings, demo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a valid dataset name is lives in the data layer (datasets/add.py); a draft's
+    name (exported as a dataset) and an export's dataset name are checked by it."""
+    draft = _draft(settings, demo)[0]
+    with pytest.raises(ConfigError, match=r"^draft name '\.\./up': use letters, digits"):
+        check_name("../up")
+    with pytest.raises(ConfigError, match="^draft name 7: use letters, digits"):
+        check_name(7)  # type: ignore[arg-type]  # e.g. from a hand-edited job spec
+    monkeypatch.setattr(add, "_NAME", re.compile(r"[a-z0-9]+"))  # a stricter data layer
+    with pytest.raises(ConfigError, match="^draft name 'D1': use letters, digits"):
+        check_name("D1")
+    with pytest.raises(ConfigError, match="^dataset name 'Exported': use letters, digits"):
+        export_draft(draft, settings, "Exported")
+    draft.close()
 
 
 # --- export --------------------------------------------------------------------------------

@@ -33,11 +33,11 @@ from typing import Any
 from target_core.benchgen.instantiate import SampledQuery
 from target_core.benchgen.questions import Verdict, Written
 from target_core.benchgen.templates import Template, parse_template
+from target_core.datasets.add import check_dataset_name
 from target_core.errors import ConfigError, UnknownNameError
 
 STATUSES = ("pending", "accepted", "rejected")
 DRAFT_FOLDER = "benchgen"
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,79}")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -55,12 +55,10 @@ CREATE INDEX IF NOT EXISTS pairs_status ON pairs(status);
 """
 
 
-def check_name(name: str, what: str = "draft") -> str:
-    """A draft or dataset name that is safe as a file name; ConfigError otherwise."""
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ConfigError(f"{what} name {name!r}: use letters, digits, '_', '-' or '.', "
-                          "starting with a letter or digit (at most 80 characters)")
-    return name
+def check_name(name: str) -> str:
+    """A draft name: a valid dataset name (the data layer's rule), as a draft exports as
+    a dataset and is saved as a file; ConfigError naming it otherwise."""
+    return check_dataset_name(name, "draft")
 
 
 def default_draft_name(dataset: str, database: str | None, seed: int) -> str:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from target_core.benchgen.draft import Draft, Pair, check_name
+from target_core.benchgen.draft import Draft, Pair
 from target_core.benchgen.render import render_sql
 from target_core.benchgen.templates import Template
 from target_core.benchgen.timeref import TimeRange, alternative_readings
@@ -157,10 +157,11 @@ def export_draft(draft: Draft, settings: Settings, name: str, *,
     ConfigError when nothing is accepted, when the name is taken by another dataset,
     or when the folder exists and `overwrite` is not set.
     """
+    from target_core.datasets.add import check_dataset_name
     from target_core.datasets.folder import load_folder
     from target_core.datasets.registry import discover, load_dataset
 
-    check_name(name, "dataset")
+    check_dataset_name(name)
     accepted = draft.pairs("accepted")
     if not accepted:
         raise ConfigError(f"draft '{draft.name}' has no accepted pairs to export; review "

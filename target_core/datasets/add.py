@@ -49,9 +49,12 @@ class Upload:
     stream: IO[bytes]
 
 
-def check_dataset_name(name: str) -> str:
-    if not _NAME.fullmatch(name):
-        raise ConfigError(f"dataset name {name!r}: use letters, digits, '_', '-' or '.', "
+def check_dataset_name(name: object, what: str = "dataset") -> str:
+    """`name` when it is a valid dataset name, which is safe as a file name; ConfigError
+    naming it (as a `what` name) otherwise. The one rule: a benchmark draft, exported as
+    a dataset, is named by it too (benchgen/draft.py)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConfigError(f"{what} name {name!r}: use letters, digits, '_', '-' or '.', "
                           "starting with a letter or digit (at most 80 characters)")
     return name
 
