@@ -11,10 +11,17 @@ from pathlib import Path
 import pytest
 
 from target_core.config import load_settings
-from target_core.datasets import list_datasets, load_dataset, lookup, open_lookup, registry
+from target_core.datasets import (
+    corpus_stream,
+    list_datasets,
+    load_dataset,
+    lookup,
+    open_lookup,
+    registry,
+)
 from target_core.errors import DatasetError, UnknownNameError
 from target_core.types import Dataset
-from tests.conftest import query_record, table_record
+from tests.conftest import make_sqlite, query_record, table_record
 
 pytestmark = pytest.mark.usefixtures("index_every_corpus")
 
@@ -101,6 +108,37 @@ def test_queries_are_checked_against_the_index(write_dataset, tmp_path: Path) ->
     _forget_in_memory()
     with pytest.raises(DatasetError, match="gold table .* is not in the corpus"):
         open_lookup(folder, settings)
+
+
+@pytest.mark.parametrize("indexed_by", ["full load", "streaming"])
+def test_a_database_only_a_table_names_must_have_its_sqlite_file(
+        monkeypatch: pytest.MonkeyPatch, write_dataset, tmp_path: Path, indexed_by: str) -> None:
+    """Database "b" is named by a table and by no query: the lookup refuses it without
+    its SQLite file as the full load does, whether the index came from a full load made
+    while the file was there or was written a table at a time (never a full load)."""
+    folder = write_dataset([table_record("t1", database_id="a"),
+                            table_record("t2", database_id="b")],
+                           [query_record("q1", "t1", database_id="a", sql="SELECT x FROM t")],
+                           meta={"name": "two-dbs", "task": "sql"})
+    for database_id in ("a", "b"):
+        make_sqlite(folder / "databases" / database_id / f"{database_id}.sqlite",
+                    ["CREATE TABLE t (x)"])
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws")})
+    if indexed_by == "full load":
+        load_dataset(folder, settings)
+    else:
+        monkeypatch.setattr(corpus_stream, "STREAM_MIN_BYTES", 1)
+    (folder / "databases" / "b" / "b.sqlite").unlink()
+    _forget_in_memory()
+    with pytest.raises(DatasetError) as lookup_error:
+        open_lookup(folder, settings)
+    assert list((tmp_path / "ws" / lookup.INDEX_DIR).glob("*.sqlite"))  # the lookup's path
+    _forget_in_memory()
+    with pytest.raises(DatasetError) as full_error:
+        load_dataset(folder, settings)
+    assert str(lookup_error.value) == str(full_error.value)
+    assert "corpus.jsonl, line 2, field 'database_id': database file" in str(full_error.value)
+    assert str(Path("databases", "b", "b.sqlite")) in str(full_error.value)
 
 
 def test_small_corpora_get_no_index(monkeypatch: pytest.MonkeyPatch, write_dataset,

@@ -211,6 +211,13 @@ class LazyTables(Mapping[TableKey, Table]):
         the tables on the lines where one occurs are parsed and checked."""
         import bisect
 
+    def first_of_each_database(self) -> dict[TableKey, Where]:
+        """The first table of each database and where it is, in corpus order: where a full
+        load reports a database whose SQLite file is missing (records.check_task)."""
+        return {(d, t): Where(str(self.corpus), line) for d, t, line in self.db.execute(
+            "SELECT database_id, table_id, MIN(line) FROM spans GROUP BY database_id "
+            "ORDER BY 3")}
+
         needles = [json.dumps(name).encode() for name in names]
         with self.corpus.open("rb") as handle:
             if self.corpus.stat().st_size == 0:
@@ -321,8 +328,9 @@ def lookup_folder(path: Path, name: str, workspace: Path) -> DatasetLookup | Non
         ((w, parse_query(r, w)) for w, r in iter_jsonl(inside(path / QUERIES_FILE, path))),
         tables, str(path / QUERIES_FILE))
     queries = sql_from_answers(queries, meta.get("task"), bool(databases))
-    task = check_task(meta.get("task"), queries, databases, path / "databases", wheres, {},
-                      str(path))
+    # without databases every query's database is refused first: no need to ask the index
+    task = check_task(meta.get("task"), queries, databases, path / "databases", wheres,
+                      tables.first_of_each_database() if databases else {}, str(path))
     return DatasetLookup(name=name, task=task, queries=tuple(queries), table_index=tables,
                          databases=databases, description=meta.get("description", ""),
                          source=str(path), corpus_fingerprint=tables.corpus_fingerprint())
