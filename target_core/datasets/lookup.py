@@ -176,6 +176,10 @@ class LazyTables(Mapping[TableKey, Table]):
             "CROSS JOIN spans AS s ON s.database_id = json_extract(j.value, '$[0]') "
             "AND s.table_id = json_extract(j.value, '$[1]')", [json.dumps(unique)])
 
+    def present(self, keys: Iterable[TableKey]) -> set[TableKey]:
+        """Those of `keys` that are indexed, in one query (not one per key)."""
+        return {(d, t) for d, t, _ in self._rows("s.line", keys)}
+
     def heads(self, keys: Iterable[TableKey]) -> dict[TableKey, TableHead]:
         """The heads of those of `keys` that are indexed, without reading the corpus."""
         return {(d, t): TableHead(d, t, tuple(json.loads(header)), title, section)
@@ -324,9 +328,9 @@ def lookup_folder(path: Path, name: str, workspace: Path) -> DatasetLookup | Non
     tables = LazyTables(corpus, index)
     meta = read_meta(path)
     databases = find_databases(path)
-    queries, wheres = check_queries(
-        ((w, parse_query(r, w)) for w, r in iter_jsonl(inside(path / QUERIES_FILE, path))),
-        tables, str(path / QUERIES_FILE))
+    parsed = [(w, parse_query(r, w)) for w, r in iter_jsonl(inside(path / QUERIES_FILE, path))]
+    present = tables.present(key for _, query in parsed for key in query.gold)  # one query
+    queries, wheres = check_queries(parsed, present, str(path / QUERIES_FILE))
     queries = sql_from_answers(queries, meta.get("task"), bool(databases))
     # without databases every query's database is refused first: no need to ask the index
     task = check_task(meta.get("task"), queries, databases, path / "databases", wheres,
