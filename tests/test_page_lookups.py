@@ -97,6 +97,34 @@ def test_schema_context_and_haystack_pool_from_the_index(write_dataset, tmp_path
         == [False, True, False]
 
 
+def test_the_haystack_pool_never_loads_an_indexed_source(write_dataset, tmp_path: Path
+                                                        ) -> None:
+    """The Ablations page of a small dataset counts the pool of a large indexed source
+    (a million tables beside the demos took minutes and gigabytes, loading it whole):
+    the count equals the pool's length, both ways round, and no source loads."""
+    from target_core.engine.haystack import distractor_pool
+
+    settings = load_settings(tmp_path / "ws")
+    own = [table_record(f"t{i}", [["name", f"col{i % 4}"], ["x", i]], title=f"T{i}")
+           for i in range(12)]
+    small = write_dataset(own, [query_record("q1", "t1")], name="small")
+    # the source: copies of four of them (same content, other keys: not distractors), a
+    # near copy (same header, other rows: a distractor) and nine tables of other headers
+    copies = [{**t, "database_id": "copy"} for t in own[3:7]]
+    near = {**own[0], "table_id": "near", "table": [["name", "col0"], ["x", 99]]}
+    others = [table_record(f"o{i}", [["city", "n"], ["x", i]]) for i in range(9)]
+    big = write_dataset([*copies, near, *others], [query_record("q2", "o1")], name="big")
+    loaded = {folder: load_dataset(folder, settings) for folder in (small, big)}
+    expected = len(distractor_pool(loaded[small], (str(big),), settings)[0])
+    reverse = len(distractor_pool(loaded[big], (str(small),), settings)[0])
+    assert (expected, reverse) == (10, 8)
+    registry._cache.clear()
+    assert pool_size(loaded[small], [str(big)], settings) == expected
+    assert pool_size(open_lookup(small, settings), [str(big)], settings) == expected
+    assert pool_size(open_lookup(big, settings), [str(small)], settings) == reverse
+    assert not _loaded(), "counting the pool loaded a dataset in full"
+
+
 def test_pages_open_a_large_dataset_through_its_index(app, tmp_path: Path) -> None:
     settings = load_settings(tmp_path / "ws")
     run_ablation(RunStore.in_workspace(settings.workspace), settings, "demo-qa", "bm25",

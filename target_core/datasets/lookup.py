@@ -209,6 +209,11 @@ class LazyTables(Mapping[TableKey, Table]):
             "SELECT database_id, table_id FROM spans WHERE header IN "
             "(SELECT value FROM json_each(?)) ORDER BY line", [json.dumps(wanted)])]
 
+    def headers(self) -> set[tuple[str, ...]]:
+        """Every distinct header of the indexed tables, without reading the corpus."""
+        return {tuple(json.loads(header))
+                for (header,) in self.db.execute("SELECT DISTINCT header FROM spans")}
+
     def any_context(self, names: Sequence[str]) -> bool:
         """Whether any table's context has a truthy value under one of `names`: the corpus
         file is searched for the quoted names as bytes (one pass, no parsing), and only
@@ -286,6 +291,13 @@ def with_headers(index: Mapping[TableKey, Table], headers: Iterable[Sequence[str
         return index.with_headers(headers)
     wanted = {tuple(h) for h in headers}
     return [key for key, table in index.items() if tuple(table.header) in wanted]
+
+
+def headers(index: Mapping[TableKey, Table]) -> set[tuple[str, ...]]:
+    """Every distinct header of the tables of `index` (a corpus index answers in SQL)."""
+    if isinstance(index, LazyTables):
+        return index.headers()
+    return {tuple(table.header) for table in index.values()}
 
 
 def database_count(index: Mapping[TableKey, Table]) -> int:

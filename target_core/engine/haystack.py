@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from target_core.config import Settings
-from target_core.datasets import discover, load_dataset, registered_name
-from target_core.datasets.lookup import DatasetLookup
+from target_core.datasets import discover, load_dataset, open_lookup, registered_name
+from target_core.datasets.lookup import DatasetLookup, headers, tables_of, with_headers
 from target_core.errors import ConfigError, DatasetError, TargetError, UnknownNameError
 from target_core.types import Dataset, Table, TableKey, TableLookup
 
 __all__ = ["PREFIX", "Distractors", "Haystack", "distractor_key",
-           "distractor_pool", "distractor_source", "draw", "haystack_distractors",
+           "distractor_pool", "distractor_source", "draw", "haystack_distractors", "pool_size",
            "resolve_haystack", "run_corpus", "source_tag", "with_distractors"]
 
 PREFIX = "haystack["
@@ -149,6 +149,50 @@ def distractor_pool(dataset: Dataset, sources: tuple[str, ...], settings: Settin
     """Every table of `sources` re-keyed as a distractor (see the module docstring), and
     each source's corpus fingerprint. Raises UnknownNameError for a source no registry
     or folder knows, ConfigError for the run's own dataset as a source."""
+    tags = _tags(sources)
+    own = {_content(t) for t in dataset.tables}
+    pool: list[Table] = []
+    fingerprints: dict[str, str] = {}
+    for source in sources:
+        data = _not_own(source, _source_dataset(source, settings), dataset)
+        fingerprints[source] = data.corpus_fingerprint
+        pool += [replace(t, database_id=distractor_key(tags[source], t.key)[0])
+                 for t in data.tables if _content(t) not in own]
+    return pool, fingerprints
+
+
+def pool_size(dataset: TableLookup, sources: tuple[str, ...], settings: Settings) -> int:
+    """len(distractor_pool(dataset, sources, settings)[0]) without loading a dataset
+    that has a corpus index (datasets/lookup.py), the run's or a source: a source table
+    can equal a table of the run's dataset only if their headers are equal, so only the
+    tables with a header both hold are read. The same errors as distractor_pool."""
+    _tags(sources)
+    size = 0
+    for source in sources:
+        try:
+            data = _not_own(source, open_lookup(source, settings), dataset)
+        except DatasetError:  # a haystack corpus (no queries) is read whole
+            data = _not_own(source, _source_dataset(source, settings), dataset)
+        except UnknownNameError:
+            raise UnknownNameError("haystack source dataset", source, discover(settings)) \
+                from None
+        size += len(data.table_index) - _copies(dataset.table_index, data.table_index)
+    return size
+
+
+def _copies(own: Mapping[TableKey, Table], source: Mapping[TableKey, Table]) -> int:
+    """How many tables of `source` have the content of a table of `own` (the headers of
+    the side with fewer tables pick the candidates on both sides)."""
+    shared = headers(min(own, source, key=len))
+    mine = {_content(t) for t in tables_of(own, with_headers(own, shared)).values()}
+    if not mine:
+        return 0
+    theirs = tables_of(source, with_headers(source, shared)).values()
+    return sum(_content(t) in mine for t in theirs)
+
+
+def _tags(sources: Sequence[str]) -> dict[str, str]:
+    """Each source's tag in distractor keys; ConfigError when two would share one."""
     tags: dict[str, str] = {}
     for source in sources:
         tag = source_tag(source)
@@ -157,18 +201,15 @@ def distractor_pool(dataset: Dataset, sources: tuple[str, ...], settings: Settin
                               f"'{next(s for s, t in tags.items() if t == tag)}' would both "
                               f"be named '{tag}' in table keys: give one by name")
         tags[source] = tag
-    own = {_content(t) for t in dataset.tables}
-    pool: list[Table] = []
-    fingerprints: dict[str, str] = {}
-    for source in sources:
-        data = _source_dataset(source, settings)
-        if data.name == dataset.name or data.fingerprint == dataset.fingerprint:
-            raise ConfigError(f"haystack source '{source}' is the run's own dataset: its "
-                              "tables would be copies of the gold ones")
-        fingerprints[source] = data.corpus_fingerprint
-        pool += [replace(t, database_id=distractor_key(tags[source], t.key)[0])
-                 for t in data.tables if _content(t) not in own]
-    return pool, fingerprints
+    return tags
+
+
+def _not_own(source: str, data: TableLookup, dataset: TableLookup) -> Any:
+    """`data` (the source opened), unless it is the run's own dataset (ConfigError)."""
+    if data.name == dataset.name or data.fingerprint == dataset.fingerprint:
+        raise ConfigError(f"haystack source '{source}' is the run's own dataset: its "
+                          "tables would be copies of the gold ones")
+    return data
 
 
 def _source_dataset(source: str, settings: Settings) -> Dataset:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from target_core.config import Settings
-from target_core.datasets.lookup import tables_of, with_headers
-from target_core.engine.haystack import Haystack, distractor_pool, resolve_haystack
+from target_core.engine.haystack import Haystack, resolve_haystack
+from target_core.engine.haystack import pool_size as count_pool
 from target_core.engine.store import RunRecord, RunStore, complete_runs
 from target_core.errors import ConfigError
 from target_core.metrics.labels import label
@@ -25,7 +25,7 @@ from target_core.metrics.retrieval import default_ks
 from target_core.read_models.links import run_queries_link
 from target_core.run_config import RunConfig
 from target_core.table_view import TableView
-from target_core.types import Dataset, Table, TableLookup
+from target_core.types import TableLookup
 
 __all__ = ["HaystackCurve", "HaystackPoint", "default_sizes", "default_sources",
            "haystack_configs",
@@ -57,29 +57,12 @@ def default_sizes(pool: int) -> tuple[int, ...]:
 
 
 def pool_size(dataset: TableLookup, sources: Sequence[str], settings: Settings) -> int:
-    """How many distractors `sources` can give `dataset` (the largest N). A corpus
-    index is never read in full: only its tables with a header some source table has
-    can share a source table's content (engine.haystack.distractor_pool's rule)."""
+    """How many distractors `sources` can give `dataset` (the largest N), without
+    loading a dataset that has a corpus index (engine.haystack.pool_size)."""
     spec = resolve_haystack(Haystack(1, tuple(sources)).spec, settings)
     if not spec:
         return 0
-    parsed = Haystack.parse(spec).sources
-    if isinstance(dataset, Dataset):
-        return len(distractor_pool(dataset, parsed, settings)[0])
-    pool = distractor_pool(_standing_in(dataset, ()), parsed, settings)[0]
-    near = tables_of(dataset.table_index,
-                     with_headers(dataset.table_index, {t.header for t in pool}))
-    return len(distractor_pool(_standing_in(dataset, tuple(near.values())), parsed,
-                               settings)[0])
-
-
-def _standing_in(dataset: TableLookup, tables: tuple[Table, ...]) -> Dataset:
-    """A Dataset of some of `dataset`'s tables that answers for it where distractor_pool
-    asks (its name and fingerprint)."""
-    proxy = Dataset(name=dataset.name, task=dataset.task, tables=tables,
-                    queries=())
-    proxy.__dict__["fingerprint"] = dataset.fingerprint  # the cached_property's slot
-    return proxy
+    return count_pool(dataset, Haystack.parse(spec).sources, settings)
 
 
 def default_sources(settings: Settings, dataset: str) -> list[str]:
