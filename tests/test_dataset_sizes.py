@@ -216,3 +216,46 @@ def test_datasets_page_offers_to_measure_a_sampled_corpus(app, tmp_path: Path) -
     stored = list((tmp_path / "ws" / dataset_sizes.SIZES_DIR).glob("*.npz"))
     assert len(stored) == 2  # the sample and every table
     assert {len(np.load(p)["tokens"]) for p in stored} == {7, 440}
+
+
+def test_the_catalogue_is_stored_column_wise_beside_the_index(write_dataset, tmp_path: Path,
+                                                              caplog: pytest.LogCaptureFixture
+                                                              ) -> None:
+    """The index's catalogue is written with it, read back equal to the full load's, and
+    rewritten when missing; an unreadable one is read from the index instead."""
+    from target_core.datasets.catalogue import catalogue_path
+
+    folder = write_dataset(_corpus(), [query_record("q1", "t1", database_id="db1")])
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws")})
+    full = dataset_sizes.catalogue(load_dataset(folder, settings))
+    registry._cache.clear()
+    found = open_lookup(folder, settings)
+    assert isinstance(found, lookup.DatasetLookup)
+    stored = catalogue_path(found.table_index.index)
+    assert stored.is_file()  # written with the index
+    assert dataset_sizes.catalogue(found).astype(object).equals(full.astype(object))
+    stored.unlink()
+    assert dataset_sizes.catalogue(found)["table"].tolist() == full["table"].tolist()
+    assert stored.is_file()  # rewritten on first use
+    stored.write_bytes(b"not arrow")
+    assert dataset_sizes.catalogue(found)["rows"].tolist() == full["rows"].tolist()
+    assert "unreadable catalogue" in caplog.text
+
+
+def test_size_histograms_are_counted_into_round_bins() -> None:
+    """The Datasets figure carries bin counts, not one value per table."""
+    import pandas as pd
+
+    from target_core.figures.sizes import histogram, size_distributions
+
+    values = pd.Series(np.arange(0, 100_000, 7))
+    edges, counts = histogram(values)
+    assert counts.sum() == len(values) and len(counts) <= 30
+    assert np.allclose(np.diff(edges), 5_000) and edges[0] == 0 and edges[-1] > values.max()
+    edges, counts = histogram(pd.Series([1, 2, 3, 3, 12]))  # whole numbers: width 1
+    assert edges.tolist() == list(range(1, 14)) and counts.tolist()[:3] == [1, 1, 2]
+    frame = pd.DataFrame({"rows": values, "columns": values % 9, "tokens": values * 3,
+                          "kind": "table"})
+    figure = size_distributions(frame)
+    assert [t.type for t in figure.data] == ["bar"] * 3
+    assert all(len(t.y) <= 30 and sum(t.y) == len(values) for t in figure.data)

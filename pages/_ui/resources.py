@@ -92,7 +92,7 @@ def lookup_by_name(name: str) -> Dataset | DatasetLookup:
     return open_lookup(name, settings())
 
 
-@st.cache_data(show_spinner="Measuring tables…", max_entries=32)
+@st.cache_resource(show_spinner="Measuring tables…", max_entries=8)
 def _summary(_dataset: TableLookup, fingerprint: str, view: dict[str, object]
              ) -> DatasetSummary:
     return dataset_summary(_dataset, TableView.from_dict(view), settings().workspace)
@@ -100,7 +100,8 @@ def _summary(_dataset: TableLookup, fingerprint: str, view: dict[str, object]
 
 def summary(dataset: Dataset | DatasetLookup, view: TableView) -> DatasetSummary:
     """Per-table sizes under `view` (a large corpus's stored, or a sample's), cached per
-    (dataset fingerprint, view)."""
+    (dataset fingerprint, view): one shared summary, never copied (a pickled copy of a
+    million-row catalogue on every rerun cost seconds), so the page must not change it."""
     return _summary(dataset, dataset.fingerprint, view.to_dict())
 
 

@@ -23,9 +23,11 @@ import mmap
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from target_core.datasets.folder import (
     CORPUS_FILE,
@@ -45,6 +47,9 @@ from target_core.datasets.records import (
     sql_from_answers,
 )
 from target_core.types import Dataset, Query, Table, TableKey, TableLookup, dataset_fingerprint
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +103,10 @@ def save_index(path: Path, tables: Iterable[tuple[Table, Where]],
             db.execute("INSERT INTO meta VALUES ('corpus_fingerprint', ?)", [fingerprint()])
         db.close()
         partial.replace(path)  # atomic: a reader never sees half an index
+        from target_core.datasets.catalogue import write_catalogue  # pyarrow: lazily
+
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as written:
+            write_catalogue(written, path)  # replaces any catalogue of an index before
     finally:
         db.close()
         partial.unlink(missing_ok=True)
@@ -124,6 +133,7 @@ class LazyTables(Mapping[TableKey, Table]):
 
     def __init__(self, corpus: Path, index: Path) -> None:
         self.corpus = corpus
+        self.index = index
         self.db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, check_same_thread=False)
         self._table = lru_cache(maxsize=256)(self._read)
 
@@ -201,6 +211,13 @@ class LazyTables(Mapping[TableKey, Table]):
     def database_count(self) -> int:
         return self.db.execute("SELECT COUNT(DISTINCT database_id) FROM spans").fetchone()[0]
 
+    def first_of_each_database(self) -> dict[TableKey, Where]:
+        """The first table of each database and where it is, in corpus order: where a full
+        load reports a database whose SQLite file is missing (records.check_task)."""
+        return {(d, t): Where(str(self.corpus), line) for d, t, line in self.db.execute(
+            "SELECT database_id, table_id, MIN(line) FROM spans GROUP BY database_id "
+            "ORDER BY 3")}
+
     def with_headers(self, headers: Iterable[Sequence[str]]) -> list[TableKey]:
         """The keys of the tables whose header is one of `headers`, without reading the
         corpus (what may hold the same content as a table with such a header)."""
@@ -219,13 +236,6 @@ class LazyTables(Mapping[TableKey, Table]):
         file is searched for the quoted names as bytes (one pass, no parsing), and only
         the tables on the lines where one occurs are parsed and checked."""
         import bisect
-
-    def first_of_each_database(self) -> dict[TableKey, Where]:
-        """The first table of each database and where it is, in corpus order: where a full
-        load reports a database whose SQLite file is missing (records.check_task)."""
-        return {(d, t): Where(str(self.corpus), line) for d, t, line in self.db.execute(
-            "SELECT database_id, table_id, MIN(line) FROM spans GROUP BY database_id "
-            "ORDER BY 3")}
 
         needles = [json.dumps(name).encode() for name in names]
         with self.corpus.open("rb") as handle:
@@ -252,11 +262,12 @@ class LazyTables(Mapping[TableKey, Table]):
         return str(self.db.execute("SELECT value FROM meta WHERE key = 'corpus_fingerprint'")
                    .fetchone()[0])
 
-    def catalogue(self) -> list[tuple[str, str, str, str, int, int]]:
-        """(database_id, table_id, title, section_title, rows, columns) of every table,
-        in corpus order, without reading the corpus."""
-        return self.db.execute("SELECT database_id, table_id, title, section_title, n_rows, "
-                               "n_cols FROM spans ORDER BY line").fetchall()
+    def catalogue(self) -> pd.DataFrame:
+        """table, database_id, table_id, title, section_title, rows, columns of every
+        table, in corpus order, without reading the corpus (datasets/catalogue.py)."""
+        from target_core.datasets.catalogue import read_catalogue  # pyarrow: lazily
+
+        return read_catalogue(self.db, self.index)
 
 
 def _find_all(data: bytes | mmap.mmap, needle: bytes) -> Iterator[int]:

@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -47,14 +48,16 @@ class DatasetSummary:
         """Whether every table's tokens are counted."""
         return self.measured in (-1, self.n_tables)
 
-    @property
+    @cached_property
     def sized(self) -> pd.DataFrame:
         """The rows of `tables` whose tokens are counted (all, or a sample's)."""
         return self.tables if self.exact else self.tables[self.tables["tokens"].notna()]
 
-    @property
+    @cached_property
     def grids(self) -> pd.DataFrame:
         """The rows of `tables` that are tables (rows and columns mean something)."""
+        if not self.n_passages:  # no copy of a million rows per look
+            return self.tables
         return self.tables[self.tables["kind"] == "table"]
 
     def largest(self, n: int = 10) -> pd.DataFrame:
