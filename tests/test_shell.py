@@ -165,3 +165,22 @@ def test_the_launcher_warms_the_science_target_core_imports_lazily() -> None:
     assert {"scipy.stats", "sklearn.decomposition"} <= set(names)
     assert all(name.split(".")[0] in launch.LAZY_PACKAGES for name in names)
     assert "chromadb" not in {name.split(".")[0] for name in names}
+
+
+def test_the_launchers_second_private_flag_skips_streamlits_repl_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """pages/_ui/launch.py sets delta_generator._use_warning_has_been_displayed: with it
+    set, Streamlit's first element of the process no longer calls env_util.is_repl
+    (inspect.stack() of the script thread, 0.3-0.7 s of the first page after a start).
+    A failure after an upgrade: the flag went or means something else; drop it there."""
+    from streamlit import delta_generator, env_util
+
+    def no_stack_walk() -> bool:
+        raise AssertionError("is_repl was called")
+
+    monkeypatch.setattr(env_util, "is_repl", no_stack_walk)
+    monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", False)
+    with pytest.raises(AssertionError, match="is_repl was called"):
+        delta_generator._maybe_print_use_warning()  # the check the flag skips
+    monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", True)
+    delta_generator._maybe_print_use_warning()

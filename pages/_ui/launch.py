@@ -64,11 +64,12 @@ def lazy_imports(root: Path = APP.parent) -> list[str]:
     return sorted(name for name in found if name.split(".")[0] in LAZY_PACKAGES)
 
 
-def warm(names: list[str]) -> None:
-    """Import `names`, then load the token counter (the Datasets and Run pages count
-    tokens; its encoding takes a second to load). Whatever fails is left for its page to
-    report."""
-    for name in names:
+def warm(names: list[str] | None = None) -> None:
+    """Import `names` (default: page_imports() and lazy_imports(), found by reading
+    about 300 source files, here and not before the server starts), then load the token
+    counter (the Datasets and Run pages count tokens; its encoding takes a second to
+    load). Whatever fails is left for its page to report."""
+    for name in page_imports() + lazy_imports() if names is None else names:
         try:
             importlib.import_module(name)
         except Exception as exc:  # the page that imports it shows the error
@@ -82,13 +83,17 @@ def warm(names: list[str]) -> None:
 
 
 def main(flags: list[str]) -> None:
+    from streamlit import delta_generator
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web import cli
 
     PagesManager.uses_pages_directory = False  # what app.py's st.navigation would set
+    # The process's first element asks once whether Streamlit runs without `streamlit
+    # run` (to warn), through inspect.stack() of the script thread: every frame's source
+    # file looked up, 0.3-0.7 s of the first page after a start. It does run so here.
+    delta_generator._use_warning_has_been_displayed = True
     sys.path.insert(0, str(APP.parent))  # as `streamlit run` puts the app's folder
-    threading.Thread(target=warm, args=(page_imports() + lazy_imports(),), name="warm-imports",
-                     daemon=True).start()
+    threading.Thread(target=warm, name="warm-imports", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *flags]
     cli.main()
 
