@@ -153,7 +153,12 @@ def test_the_launcher_warms_every_library_module_the_pages_import() -> None:
     assert {"target_core.read_models.compare", "target_core.read_models.overview",
             "target_core.actions.runs"} <= set(names)
     assert all(importlib.util.find_spec(name) for name in names)
+    from target_core.datasets import registry
+
+    registry._cache.clear()
+    registry._lookups.clear()
     launch.warm(["target_core.no_such_module"])  # no exception
+    assert "demo-qa" in {d.name for d in registry._cache.values()}  # Home's list opened
 
 
 def test_the_launcher_warms_the_science_target_core_imports_lazily() -> None:
