@@ -41,6 +41,7 @@ EXACT_MAX_TABLES = 5_000
 SAMPLE_SIZE = 2_000
 SAMPLE_SEED = 0
 _BATCH = 1_000
+KINDS = ("table", "passage")
 
 
 def catalogue(dataset: TableLookup) -> pd.DataFrame:
@@ -49,7 +50,8 @@ def catalogue(dataset: TableLookup) -> pd.DataFrame:
     tables = dataset.table_index
     if isinstance(tables, LazyTables):
         frame = tables.catalogue()
-        frame["kind"] = "table"
+        frame["kind"] = pd.Categorical.from_codes(np.zeros(len(frame), dtype=np.int8),
+                                                  categories=KINDS)  # 2 ms, not 66
         return frame
     loaded = _tables(dataset)
     return pd.DataFrame({
@@ -60,7 +62,8 @@ def catalogue(dataset: TableLookup) -> pd.DataFrame:
         "section_title": [t.section_title for t in loaded],
         "rows": [t.n_rows for t in loaded],
         "columns": [t.n_cols for t in loaded],
-        "kind": ["passage" if is_passage(t) else "table" for t in loaded],
+        "kind": pd.Categorical(["passage" if is_passage(t) else "table" for t in loaded],
+                               categories=KINDS),
     })
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from target_core.datasets.chunking import document_of, is_passage, table_or_document
@@ -51,7 +52,10 @@ class DatasetSummary:
     @cached_property
     def sized(self) -> pd.DataFrame:
         """The rows of `tables` whose tokens are counted (all, or a sample's)."""
-        return self.tables if self.exact else self.tables[self.tables["tokens"].notna()]
+        if self.exact:
+            return self.tables
+        # by position: a boolean mask over a million Arrow-string rows is 4x slower
+        return self.tables.iloc[np.flatnonzero(self.tables["tokens"].notna().to_numpy())]
 
     @cached_property
     def grids(self) -> pd.DataFrame:
