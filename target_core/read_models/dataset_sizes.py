@@ -51,7 +51,7 @@ def catalogue(dataset: TableLookup) -> pd.DataFrame:
     if isinstance(tables, LazyTables):
         frame = tables.catalogue()
         frame["kind"] = pd.Categorical.from_codes(np.zeros(len(frame), dtype=np.int8),
-                                                  categories=KINDS)  # 2 ms, not 66
+                                                  categories=pd.Index(KINDS))  # 2 ms, not 66
         return frame
     loaded = _tables(dataset)
     return pd.DataFrame({
