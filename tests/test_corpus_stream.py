@@ -98,7 +98,7 @@ def test_a_run_over_the_corpus_index_stores_what_the_loaded_dataset_stores(
 def _index_rows(path: Path) -> tuple[list[tuple], list[tuple]]:
     with sqlite3.connect(path) as db:
         spans = db.execute("SELECT * FROM spans ORDER BY line").fetchall()
-        meta = db.execute("SELECT * FROM meta").fetchall()
+        meta = db.execute("SELECT * FROM meta ORDER BY key").fetchall()
     db.close()
     return spans, meta
 
@@ -112,7 +112,8 @@ def test_the_streamed_index_is_the_full_loads(write_dataset, tmp_path: Path) -> 
     full_rows = _index_rows(lookup.index_path(full.workspace, corpus))
     streamed_rows = _index_rows(lookup.index_path(tmp_path / "streamed", corpus))
     assert streamed_rows == full_rows
-    assert streamed_rows[1] == [("corpus_fingerprint", dataset.corpus_fingerprint)]
+    assert streamed_rows[1] == [("context_keys", '["section_title", "title"]'),
+                                ("corpus_fingerprint", dataset.corpus_fingerprint)]
     assert len(streamed_rows[0]) == 36
 
 

