@@ -338,3 +338,39 @@ def test_family_traits_are_registry_data() -> None:
     assert {e.name for e in RETRIEVERS if e.embeds_view} == {"dense", "hybrid"}
     assert not any(e.lexical_view_text and e.embeds_view for e in RETRIEVERS)
 
+
+
+def test_two_threads_opening_one_dataset_load_it_once(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launcher's warm-up and a first page (or two sessions) opening the same dataset
+    at once: the second waits for the first and gets the same object, no second load."""
+    import threading
+    import time
+
+    from target_core.datasets import open_lookup, registry
+
+    settings = load_settings(environ={"TARGET_WORKSPACE": str(tmp_path / "ws")})
+    real, loads = registry._load_entry, []
+
+    def slow_load(entry, settings):  # type: ignore[no-untyped-def]
+        loads.append(entry.name)
+        time.sleep(0.3)  # long enough for the other thread to arrive meanwhile
+        return real(entry, settings)
+
+    monkeypatch.setattr(registry, "_load_entry", slow_load)
+    registry._cache.clear()
+    registry._lookups.clear()
+    start = threading.Barrier(2)
+    found: list[object] = []
+
+    def open_it(how: str) -> None:
+        start.wait()
+        found.append(open_lookup("demo-qa", settings) if how == "open" else
+                     load_dataset("demo-qa", settings))
+
+    threads = [threading.Thread(target=open_it, args=(how,)) for how in ("open", "load")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert loads == ["demo-qa"] and found[0] is found[1]

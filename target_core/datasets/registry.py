@@ -36,6 +36,7 @@ _CACHE_SIZE = 8
 _cache: OrderedDict[tuple[Any, ...], Dataset] = OrderedDict()
 _lookups: OrderedDict[tuple[Any, ...], lookup.DatasetLookup] = OrderedDict()
 _cache_lock = threading.Lock()
+_opening: dict[tuple[Any, ...], threading.RLock] = {}
 
 
 @dataclass(frozen=True)
@@ -229,8 +230,21 @@ def load_entry(entry: DatasetEntry, settings: Settings) -> Dataset:
     return _load_cached(entry, settings)
 
 
+def _one_at_a_time(key: tuple[Any, ...]) -> threading.RLock:
+    """The lock of one dataset version: two threads that open it at once (the launcher's
+    warm-up and a first page, two sessions) load it once, the second waiting for the
+    first, not twice side by side (twice the time and memory)."""
+    with _cache_lock:
+        return _opening.setdefault(key, threading.RLock())
+
+
 def _load_cached(entry: DatasetEntry, settings: Settings) -> Dataset:
     key = _signature(entry, settings)
+    with _one_at_a_time(key):
+        return _load_locked(key, entry, settings)
+
+
+def _load_locked(key: tuple[Any, ...], entry: DatasetEntry, settings: Settings) -> Dataset:
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
@@ -255,6 +269,12 @@ def open_lookup(name_or_path: str | Path, settings: Settings | None = None
 
 def _open(entry: DatasetEntry, settings: Settings) -> Dataset | lookup.DatasetLookup:
     key = _signature(entry, settings)
+    with _one_at_a_time(key):
+        return _open_locked(key, entry, settings)
+
+
+def _open_locked(key: tuple[Any, ...], entry: DatasetEntry, settings: Settings
+                 ) -> Dataset | lookup.DatasetLookup:
     with _cache_lock:
         if key in _cache:
             return _cache[key]
@@ -271,7 +291,7 @@ def _open(entry: DatasetEntry, settings: Settings) -> Dataset | lookup.DatasetLo
                 while len(_lookups) > _CACHE_SIZE:
                     _lookups.popitem(last=False)
             return found
-    return _load_cached(entry, settings)
+    return _load_locked(key, entry, settings)
 
 
 def dataset_info(dataset: Dataset | lookup.DatasetLookup, entry: DatasetEntry) -> DatasetInfo:
