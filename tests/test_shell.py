@@ -153,6 +153,8 @@ def test_the_launcher_warms_every_library_module_the_pages_import() -> None:
     assert {"target_core.read_models.compare", "target_core.read_models.overview",
             "target_core.actions.runs"} <= set(names)
     assert all(importlib.util.find_spec(name) for name in names)
+    home = launch.page_imports(files=launch.HOME_FILES)  # warmed first
+    assert "target_core.read_models.home" in home and set(home) < set(names)
     from target_core.datasets import registry
 
     registry._cache.clear()

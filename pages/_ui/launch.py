@@ -27,6 +27,7 @@ import importlib
 import logging
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 APP = Path(__file__).resolve().parent.parent.parent / "app.py"
@@ -37,10 +38,17 @@ xllamacpp), which the pages reach only when asked to."""
 logger = logging.getLogger(__name__)
 
 
-def page_imports(root: Path = APP.parent) -> list[str]:
-    """The target_core modules imported by app.py and every file under pages/, sorted."""
+HOME_FILES = ("app.py", "pages/home.py", "pages/_ui/jobs.py", "pages/_ui/resources.py")
+"""What the first page of a session after a start runs: warmed first."""
+
+
+def page_imports(root: Path = APP.parent, files: Sequence[str] | None = None) -> list[str]:
+    """The target_core modules imported by `files` (paths under `root`; default: app.py
+    and every file under pages/), sorted."""
+    paths = ([root / "app.py", *sorted((root / "pages").rglob("*.py"))] if files is None
+             else [root / name for name in files])
     found: set[str] = set()
-    for path in [root / "app.py", *sorted((root / "pages").rglob("*.py"))]:
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 found.add(node.module)
@@ -66,29 +74,36 @@ def lazy_imports(root: Path = APP.parent) -> list[str]:
 
 
 def warm(names: list[str] | None = None) -> None:
-    """Import `names` (default: page_imports() and lazy_imports(), found by reading
-    about 300 source files, here and not before the server starts), then load the token
-    counter (the Datasets and Run pages count tokens; its encoding takes a second to
-    load) and open every local dataset as Home's list does (at 1,000,000 tables, reading
-    its queries and checking their gold in the corpus index: 0.7 s of the first Home).
-    Whatever fails is left for its page to report."""
-    for name in page_imports() + lazy_imports() if names is None else names:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # the page that imports it shows the error
-            logger.debug("not warmed: %s (%s)", name, exc)
+    """What Home needs first: its modules (HOME_FILES' imports) and every local dataset
+    opened as its list opens them (at 1,000,000 tables, reading the queries and checking
+    their gold in the corpus index: 0.7 s); then `names` (default: page_imports() and
+    lazy_imports(), found by reading about 300 source files, here and not before the
+    server starts) and the token counter (the Datasets and Run pages count tokens; its
+    encoding takes a second to load). A first Home arriving meanwhile waits on the same
+    imports and datasets (one import, one load each) instead of doing them beside
+    these. Whatever fails is left for its page to report."""
+    _import(page_imports(files=HOME_FILES))
+    try:  # the registry keeps each dataset open for every page
+        from target_core.datasets import list_datasets
+
+        list_datasets()
+    except Exception as exc:
+        logger.debug("datasets not warmed: %s", exc)
+    _import(page_imports() + lazy_imports() if names is None else names)
     try:
         from target_core.tokens import get_counter
 
         get_counter()
     except Exception as exc:
         logger.debug("token counter not warmed: %s", exc)
-    try:  # what Home lists: each dataset opened (the registry keeps it for every page)
-        from target_core.datasets import list_datasets
 
-        list_datasets()
-    except Exception as exc:
-        logger.debug("datasets not warmed: %s", exc)
+
+def _import(names: list[str]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # the page that imports it shows the error
+            logger.debug("not warmed: %s (%s)", name, exc)
 
 
 def main(flags: list[str]) -> None:
