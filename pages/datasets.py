@@ -78,7 +78,7 @@ figures += [("Queries", f"{summary.n_queries:,}", None),
             ("Databases", f"{summary.n_databases:,}", None),
             ("Median rows", f"{grids['rows'].median():g}" if len(grids) else "–", None),
             ("Median columns", f"{grids['columns'].median():g}" if len(grids) else "–", None),
-            ("Median tokens", f"{summary.sized['tokens'].median():,.0f}",
+            ("Median tokens", f"{summary.tokens.median():,.0f}",
              f"Under the view '{view.label}', counted with {summary.token_label}."
              + sample_note)]
 for column, (label, value, note) in zip(st.columns(len(figures)), figures, strict=True):

@@ -61,7 +61,7 @@ def test_sizes_are_sampled_stored_then_measured_in_full(write_dataset, tmp_path:
         assert sampled.tables[column].tolist() == full.tables[column].tolist()
     measured = sampled.tables["tokens"].notna()
     assert sampled.tables["tokens"][measured].tolist() == full.tables["tokens"][measured].tolist()
-    assert sampled.sized.equals(sampled.tables[measured])
+    assert sampled.tokens.equals(sampled.tables["tokens"][measured])
 
     with monkeypatch.context() as patch:  # a second visit reads the stored sample
         patch.setattr(dataset_sizes, "_count", _no_counting)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from target_core.datasets.chunking import document_of, is_passage, table_or_document
@@ -50,12 +49,10 @@ class DatasetSummary:
         return self.measured in (-1, self.n_tables)
 
     @cached_property
-    def sized(self) -> pd.DataFrame:
-        """The rows of `tables` whose tokens are counted (all, or a sample's)."""
-        if self.exact:
-            return self.tables
-        # by position: a boolean mask over a million Arrow-string rows is 4x slower
-        return self.tables.iloc[np.flatnonzero(self.tables["tokens"].notna().to_numpy())]
+    def tokens(self) -> pd.Series:
+        """The counted tokens (every table's, or a sample's), by row of `tables`: the
+        numbers alone (taking a million-row sample's rows of every column cost 0.5 s)."""
+        return self.tables["tokens"] if self.exact else self.tables["tokens"].dropna()
 
     @cached_property
     def grids(self) -> pd.DataFrame:
@@ -67,7 +64,7 @@ class DatasetSummary:
     def largest(self, n: int = 10) -> pd.DataFrame:
         """The `n` texts with the most tokens under the view: table, title, rows,
         columns (blank for a passage: it has none), tokens."""
-        frame = self.sized.nlargest(n, "tokens")
+        frame = self.tables.loc[self.tokens.nlargest(n).index]
         shown = frame[["table", "title"]].copy()
         for column in ("rows", "columns"):
             shown[column] = [f"{v:,}" if kind == "table" else ""
