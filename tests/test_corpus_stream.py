@@ -113,7 +113,9 @@ def test_the_streamed_index_is_the_full_loads(write_dataset, tmp_path: Path) -> 
     streamed_rows = _index_rows(lookup.index_path(tmp_path / "streamed", corpus))
     assert streamed_rows == full_rows
     assert streamed_rows[1] == [("context_keys", '["section_title", "title"]'),
-                                ("corpus_fingerprint", dataset.corpus_fingerprint)]
+                                ("corpus_fingerprint", dataset.corpus_fingerprint),
+                                ("database_count", str(len({t.database_id for t in
+                                                            dataset.tables})))]
     assert len(streamed_rows[0]) == 36
 
 
