@@ -191,3 +191,40 @@ def test_the_launchers_second_private_flag_skips_streamlits_repl_check(
         delta_generator._maybe_print_use_warning()  # the check the flag skips
     monkeypatch.setattr(delta_generator, "_use_warning_has_been_displayed", True)
     delta_generator._maybe_print_use_warning()
+
+
+def test_the_launcher_finds_imports_without_ast_as_ast_finds_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm-up thread reads imports with a pattern: CPython 3.11's ast.parse beside a
+    first page's (Streamlit parses page scripts) raised "AST constructor recursion depth
+    mismatch" on a fresh server's first deep link. The pattern finds what ast finds."""
+    import ast
+
+    from pages._ui import launch
+
+    def by_ast(paths: list[Path], inside_functions: bool) -> set[str]:
+        found: set[str] = set()
+        for path in paths:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            scopes = ([n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+                      if inside_functions else [tree])
+            for scope in scopes:
+                for node in ast.walk(scope):
+                    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                        found.add(node.module)
+                    elif isinstance(node, ast.Import):
+                        found.update(alias.name for alias in node.names)
+        return found
+
+    pages = [ROOT / "app.py", *sorted((ROOT / "pages").rglob("*.py"))]
+    assert set(launch.page_imports()) == {
+        n for n in by_ast(pages, False) if n.startswith("target_core")}
+    library = sorted((ROOT / "target_core").rglob("*.py"))
+    assert set(launch.lazy_imports()) == {
+        n for n in by_ast(library, True) if n.split(".")[0] in launch.LAZY_PACKAGES}
+
+    def no_ast(*args: object, **kwargs: object) -> None:
+        raise AssertionError("ast.parse in the warm-up")
+
+    monkeypatch.setattr(ast, "parse", no_ast)
+    launch.warm()  # reads every import line, imports, opens the datasets: no ast.parse
