@@ -22,11 +22,13 @@ def slice_bars(frame: pd.DataFrame, field: str = "") -> Figure:
     figure = make_subplots(rows=1, cols=max(1, len(names)), subplot_titles=names)
     order = slice_order(set(frame["slice"])) if not frame.empty else []
     shown = [escape(value) for value in order]
+    # one pass over the frame (a mask per run and metric was 0.25 s of the Overview)
+    parts = {key: dict(zip(part["slice"], part["value"], strict=True))
+             for key, part in frame.groupby(["run", "name"], sort=False)}
     for i, run in enumerate(dict.fromkeys(frame["run"])):
         label = escape(run)
         for j, name in enumerate(names, start=1):
-            part = frame[(frame["run"] == run) & (frame["name"] == name)]
-            values = dict(zip(part["slice"], part["value"], strict=True))
+            values = parts.get((run, name), {})
             figure.add_trace(go.Bar(
                 x=shown, y=[values.get(value) for value in order], name=label,
                 marker_color=RUN_COLORS[i % len(RUN_COLORS)], showlegend=j == 1,
