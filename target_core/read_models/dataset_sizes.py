@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from target_core.datasets.chunking import is_passage
-from target_core.datasets.lookup import DatasetLookup, LazyTables
+from target_core.datasets.lookup import DatasetLookup, LazyTables, tables_of
 from target_core.progress import Progress, no_progress
 from target_core.read_models.datasets import DatasetSummary, queries_frame
 from target_core.serialize import table_text
@@ -172,9 +172,10 @@ def dataset_summary(dataset: TableLookup, view: TableView, workspace: Path,
         if stored is not None:
             return _summary(dataset, view, counter, frame, *stored)
     positions = sample_positions(n)
-    keys = [(str(frame["database_id"].iat[i]), str(frame["table_id"].iat[i]))
-            for i in positions]
-    tokens = _count((dataset.table(k) for k in keys), view, counter, len(keys), no_progress)
+    keys = list(zip(frame["database_id"].iloc[positions].tolist(),  # not 2,000 .iat: 0.25 s
+                    frame["table_id"].iloc[positions].tolist(), strict=True))
+    read = tables_of(dataset.table_index, keys)  # one pass over the corpus file, in order
+    tokens = _count((read[k] for k in keys), view, counter, len(keys), no_progress)
     _write(sizes_path(workspace, dataset, view, counter, sample=True), positions, tokens)
     return _summary(dataset, view, counter, frame, positions, tokens)
 
