@@ -62,3 +62,13 @@ def test_deep_links_name_their_subjects() -> None:
     assert links["Compare"] == "/compare?dataset=demo-qa&runs=r1,r2"
     assert links["Datasets"] == "/datasets?dataset=demo-qa"
     assert len(specs) == 10
+
+
+def test_the_deep_link_floor_splits_a_visit_at_the_first_run() -> None:
+    """benchmarks/deep_link_floor.py: scripts until the last file loaded before the first
+    run, then the session until the run starts; files loaded later are the run's."""
+    from benchmarks.deep_link_floor import phases
+
+    log = [(10.0, None), (700.0, "notRunning"), (900.0, "running"), (1500.0, "notRunning")]
+    split = phases(log, [120.0, 400.0, 1200.0], total=1.5)
+    assert split == pytest.approx({"scripts": 0.4, "session": 0.5, "run": 0.6, "total": 1.5})
