@@ -228,31 +228,3 @@ def test_the_launcher_finds_imports_without_ast_as_ast_finds_them(
 
     monkeypatch.setattr(ast, "parse", no_ast)
     launch.warm()  # reads every import line, imports, opens the datasets: no ast.parse
-
-
-def test_the_launcher_turns_off_the_collection_after_each_run(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Streamlit's full garbage collection after every script run (runner.postScriptGC)
-    held the lock for 0.1-0.3 s of each page: the launcher turns it off (a flag before
-    the user's, who may turn it on again) and freezes what its warm-up loaded."""
-    import gc
-    import sys
-
-    from streamlit.web import cli
-
-    from pages._ui import launch
-
-    seen: list[list[str]] = []
-    monkeypatch.setattr(cli, "main", lambda: seen.append(list(sys.argv)))
-    monkeypatch.setattr(launch, "warm", lambda: None)
-    monkeypatch.setattr(sys, "argv", list(sys.argv))
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    launch.main(["--server.port", "8599"])
-    assert seen == [["streamlit", "run", str(launch.APP), "--runner.postScriptGC", "false",
-                     "--server.port", "8599"]]
-    monkeypatch.undo()
-    try:
-        launch.warm([])
-        assert gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()

@@ -22,7 +22,6 @@ Streamlit caches, which must be made inside the running server.
 
 from __future__ import annotations
 
-import gc
 import importlib
 import logging
 import re
@@ -39,11 +38,6 @@ xllamacpp), which the pages reach only when asked to."""
 logger = logging.getLogger(__name__)
 
 
-NO_GC_AFTER_RUNS = ("--runner.postScriptGC", "false")
-"""Streamlit collects all of the process's garbage after each script run (its setting
-runner.postScriptGC, on by default), holding the lock every thread needs: 0.1-0.3 s per
-page run here, where the server reaches the browser only after it. Python's own
-collector still runs; and what the warm-up loaded is frozen out of its full passes."""
 HOME_FILES = ("app.py", "pages/home.py", "pages/_ui/jobs.py", "pages/_ui/resources.py")
 """What the first page of a session after a start runs: warmed first."""
 
@@ -93,8 +87,7 @@ def warm(names: list[str] | None = None) -> None:
     their gold in the corpus index: 0.7 s); then `names` (default: page_imports() and
     lazy_imports(), found by reading about 300 source files, here and not before the
     server starts) and the token counter (the Datasets and Run pages count tokens; its
-    encoding takes a second to load), all of it then frozen out of the garbage
-    collector's passes (NO_GC_AFTER_RUNS). A first Home arriving meanwhile waits on the same
+    encoding takes a second to load). A first Home arriving meanwhile waits on the same
     imports and datasets (one import, one load each) instead of doing them beside
     these. Whatever fails is left for its page to report."""
     _import(page_imports(files=HOME_FILES))
@@ -111,7 +104,6 @@ def warm(names: list[str] | None = None) -> None:
         get_counter()
     except Exception as exc:
         logger.debug("token counter not warmed: %s", exc)
-    gc.freeze()  # modules and datasets stay for the process's life: no full pass over them
 
 
 def _import(names: list[str]) -> None:
@@ -134,7 +126,7 @@ def main(flags: list[str]) -> None:
     delta_generator._use_warning_has_been_displayed = True
     sys.path.insert(0, str(APP.parent))  # as `streamlit run` puts the app's folder
     threading.Thread(target=warm, name="warm-imports", daemon=True).start()
-    sys.argv = ["streamlit", "run", str(APP), *NO_GC_AFTER_RUNS, *flags]
+    sys.argv = ["streamlit", "run", str(APP), *flags]
     cli.main()
 
 
