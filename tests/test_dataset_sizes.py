@@ -259,3 +259,34 @@ def test_size_histograms_are_counted_into_round_bins() -> None:
     figure = size_distributions(frame)
     assert [t.type for t in figure.data] == ["bar"] * 3
     assert all(len(t.y) <= 30 and sum(t.y) == len(values) for t in figure.data)
+
+
+def test_the_launcher_measures_a_large_datasets_sample_at_start(
+        write_dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launcher's warm-up stores each large dataset's token sample under the
+    Datasets page's default view, so that page's first visit ever reads it back."""
+    from pages._ui import launch
+    from target_core.datasets import discover
+
+    folder = write_dataset(_corpus(), [query_record("q1", "t1", database_id="db1")],
+                           meta={"name": "sized", "task": "qa"})
+    workspace = tmp_path / "ws"
+    monkeypatch.setenv("TARGET_WORKSPACE", str(workspace))
+    monkeypatch.setenv("TARGET_DATASETS", str(folder))
+    settings = load_settings()
+    load_dataset(folder, settings)  # writes its corpus index
+    registry._cache.clear()
+    name = next(n for n, e in discover(settings).items() if Path(e.location) == folder)
+    found = open_lookup(name, settings)
+    assert isinstance(found, lookup.DatasetLookup)
+    stored = sizes_path(workspace, found, TableView(), get_counter(), sample=True)
+    assert not stored.exists()
+    launch._measure_samples()
+    assert stored.is_file()
+    monkeypatch.setattr(dataset_sizes, "_count", _no_counting)  # the page reads it back
+    assert not dataset_summary(found, TableView(), workspace).exact
+
+    summarised: list[object] = []  # (the warm-up swallows errors: count, do not raise)
+    monkeypatch.setattr(dataset_sizes, "dataset_summary", lambda *a: summarised.append(a))
+    launch._measure_samples()  # stored: a later start reads nothing
+    assert summarised == []
