@@ -113,9 +113,13 @@ class VectorStore:
         from chromadb.config import Settings as ChromaSettings
 
         path.mkdir(parents=True, exist_ok=True)
-        client = chromadb.PersistentClient(path=str(path),
-                                           settings=ChromaSettings(anonymized_telemetry=False))
-        return cls(client, f"Chroma on disk at {path}", path.parent / f"{path.name}-locks")
+        locks = path.parent / f"{path.name}-locks"
+        # one process at a time: two workers opening a new store at once both ran Chroma's
+        # schema migrations ("table collections already exists" failed one of them)
+        with _flocked(locks / "open.lock"):
+            client = chromadb.PersistentClient(
+                path=str(path), settings=ChromaSettings(anonymized_telemetry=False))
+        return cls(client, f"Chroma on disk at {path}", locks)
 
     @classmethod
     def ephemeral(cls) -> VectorStore:
@@ -143,26 +147,11 @@ class VectorStore:
         """Hold collection `name` for writing against other processes of this workspace
         (an advisory flock, released if the holder dies). While another process holds it,
         `waiting()` is called every LOCK_POLL_S (a progress callback; raising gives up)."""
-        try:
-            import fcntl
-        except ImportError:  # not POSIX: no cross-process turn-taking
-            fcntl = None  # type: ignore[assignment]
-        if self.lock_dir is None or fcntl is None:
+        if self.lock_dir is None:
             yield
             return
-        self.lock_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.lock_dir / f"{name}.lock", "a+b") as handle:
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    waiting()
-                    time.sleep(LOCK_POLL_S)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with _flocked(self.lock_dir / f"{name}.lock", waiting):
+            yield
 
     def stored_ids(self, collection: Any) -> set[str]:
         """Ids already in the collection (paged, so large collections stay cheap)."""
@@ -234,3 +223,28 @@ class VectorStore:
                 break
             offset += page
         return ids, (np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32))
+
+
+@contextmanager
+def _flocked(path: Path, waiting: Callable[[], None] = lambda: None) -> Iterator[None]:
+    """Hold the advisory flock of `path` (created with its folder) against other
+    processes, released if the holder dies; `waiting()` is called every LOCK_POLL_S while
+    another holds it (raising gives up). Without fcntl (not POSIX): no turn-taking."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                waiting()
+                time.sleep(LOCK_POLL_S)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

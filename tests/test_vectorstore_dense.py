@@ -278,3 +278,31 @@ def test_two_processes_embed_the_same_tables_once(tmp_path: Path) -> None:
     assert embedder.embedded == 0 and info.details["cached"] == len(TEXTS)
     assert any(what.startswith("waiting") for _, _, what in calls)
     assert retriever.search(["marathon winner 2020"], top_k=1)[0][0][0] == 2
+
+
+def test_a_new_store_is_opened_by_one_process_at_a_time(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers opening a new on-disk store at once both ran Chroma's migrations and
+    one failed ("table collections already exists"): the client is made under a lock
+    that another process (here: another open file) cannot take meanwhile."""
+    import fcntl
+
+    import chromadb
+
+    real, held = chromadb.PersistentClient, []
+
+    def client(*args: object, **kwargs: object) -> object:
+        with open(tmp_path / "chroma-locks" / "open.lock", "a+b") as other:
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.append(True)
+            else:
+                fcntl.flock(other, fcntl.LOCK_UN)
+                held.append(False)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(chromadb, "PersistentClient", client)
+    store = VectorStore.persistent(tmp_path / "chroma")
+    assert held == [True]
+    store.collection("opened-once", {})  # the store works as before
