@@ -92,6 +92,8 @@ def test_datasets_added_by_path_and_upload_run_without_a_restart(tmp_path: Path)
             str(archive))
         page.get_by_text("qa-copy.zip").first.wait_for()
         page.get_by_label("Name (optional)", exact=True).fill("my-upload")
+        page.get_by_label("Name (optional)", exact=True).press("Tab")
+        screenshots.settle(page)  # the name's own rerun ends before the click
         page.get_by_role("button", name="Add dataset").click()
         page.get_by_text("Added my-upload").wait_for(timeout=60_000)
         screenshots.settle(page)
