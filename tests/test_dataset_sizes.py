@@ -19,7 +19,6 @@ from target_core.read_models.dataset_sizes import (
     measure_all,
     sizes_path,
 )
-from target_core.read_models.datasets import summarize
 from target_core.table_view import TableView
 from target_core.tokens import get_counter
 from tests.conftest import query_record, table_record
@@ -50,7 +49,7 @@ def test_sizes_are_sampled_stored_then_measured_in_full(write_dataset, tmp_path:
     workspace = tmp_path / "ws"
     settings = load_settings(environ={"TARGET_WORKSPACE": str(workspace)})
     view = TableView()
-    full = summarize(load_dataset(folder, settings), view)
+    full = measure_all(load_dataset(folder, settings), view, tmp_path / "full")  # every table
     registry._cache.clear()
     found = open_lookup(folder, settings)
     assert isinstance(found, lookup.DatasetLookup)

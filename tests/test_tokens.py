@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 
 import pytest
 
@@ -180,10 +181,11 @@ def test_corrupt_rank_file_falls_back_to_the_estimate_with_a_warning(
             warning.getMessage()
 
 
-def test_the_datasets_page_counts_exactly() -> None:
+def test_the_datasets_page_counts_exactly(tmp_path: Path) -> None:
     from target_core.datasets import load_dataset
-    from target_core.read_models.datasets import summarize
+    from target_core.read_models.dataset_sizes import dataset_summary
     from target_core.table_view import TableView
 
-    summary = summarize(load_dataset("demo-qa"), TableView())
+    summary = dataset_summary(load_dataset("demo-qa"), TableView(), tmp_path)
+    assert summary.exact
     assert summary.token_label == "tiktoken o200k_base"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from target_core.datasets.folder import load_folder
+from target_core.read_models.dataset_sizes import dataset_summary
 from target_core.read_models.datasets import (
     evidence_cells,
     evidence_rows,
@@ -14,7 +15,6 @@ from target_core.read_models.datasets import (
     queries_with_gold,
     render_views,
     search,
-    summarize,
     table_frame,
 )
 from target_core.table_view import VIEW_PRESETS, TableView
@@ -29,10 +29,10 @@ def _query(evidence: object) -> Query:
     return Query("q", "?", "a", (("wiki", "T_0"),), "wiki", meta={"evidence": evidence})
 
 
-def test_summary_counts_and_columns(handmade_dir) -> None:
+def test_summary_counts_and_columns(handmade_dir, tmp_path) -> None:
     dataset = load_folder(handmade_dir)
     counter = get_counter("no-such-encoding", 1.0)
-    summary = summarize(dataset, TableView(), counter)
+    summary = dataset_summary(dataset, TableView(), tmp_path, counter)
     assert (summary.n_tables, summary.n_queries, summary.n_databases) == (4, 3, 0)
     assert list(summary.tables["rows"]) == [3, 2, 2, 0]
     assert summary.tables["tokens"].min() > 0
@@ -40,7 +40,7 @@ def test_summary_counts_and_columns(handmade_dir) -> None:
     assert summary.queries.loc[1, "failure_mode"] == "sibling"
     assert summary.queries.loc[2, "gold"] == ("wiki/2019_Norland_Marathon_0, "
                                               "wiki/2020_Norland_Marathon_0")
-    header_only = summarize(dataset, VIEW_PRESETS["header-only"], counter)
+    header_only = dataset_summary(dataset, VIEW_PRESETS["header-only"], tmp_path, counter)
     assert (header_only.tables["tokens"] < summary.tables["tokens"]).sum() == 3  # 4th: no rows
 
 

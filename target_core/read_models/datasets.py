@@ -15,13 +15,14 @@ from typing import Any
 
 import pandas as pd
 
-from target_core.datasets.chunking import document_of, is_passage, table_or_document
+from target_core.datasets.chunking import document_of, table_or_document
+from target_core.datasets.chunking import is_passage as is_passage
 from target_core.datasets.chunking import passage_text as passage_text
 from target_core.read_models.cells import display_column
 from target_core.serialize import table_text
 from target_core.table_view import VIEW_PRESETS, TableView
 from target_core.tokens import TokenCounter, get_counter
-from target_core.types import Dataset, Query, Table, TableKey, TableLookup, table_ref
+from target_core.types import Query, Table, TableKey, TableLookup, table_ref
 
 
 @dataclass(frozen=True)
@@ -77,21 +78,6 @@ def _answer_text(answer: Any) -> str:
     return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
 
 
-def tables_frame(dataset: Dataset, view: TableView, counter: TokenCounter) -> pd.DataFrame:
-    texts = [table_text(t, view) for t in dataset.tables]
-    return pd.DataFrame({
-        "table": [table_ref(t.key) for t in dataset.tables],
-        "database_id": [t.database_id for t in dataset.tables],
-        "table_id": [t.table_id for t in dataset.tables],
-        "title": [t.title for t in dataset.tables],
-        "section_title": [t.section_title for t in dataset.tables],
-        "rows": [t.n_rows for t in dataset.tables],
-        "columns": [t.n_cols for t in dataset.tables],
-        "tokens": counter.count_many(texts),
-        "kind": ["passage" if is_passage(t) else "table" for t in dataset.tables],
-    })
-
-
 def queries_frame(dataset: TableLookup) -> pd.DataFrame:
     frame = pd.DataFrame({
         "query_id": [q.query_id for q in dataset.queries],
@@ -110,20 +96,6 @@ def queries_frame(dataset: TableLookup) -> pd.DataFrame:
         if any(v is not None for v in values):
             frame[column] = values
     return frame
-
-
-def summarize(dataset: Dataset, view: TableView, counter: TokenCounter | None = None
-              ) -> DatasetSummary:
-    """Everything the Datasets page needs for one dataset under one view."""
-    counter = counter or get_counter()
-    passages = [t for t in dataset.tables if is_passage(t)]
-    return DatasetSummary(
-        name=dataset.name, task=dataset.task, n_tables=len(dataset.tables),
-        n_queries=len(dataset.queries), n_databases=len(dataset.databases),
-        tables=tables_frame(dataset, view, counter), queries=queries_frame(dataset),
-        token_label=counter.label, view=view, n_passages=len(passages),
-        n_documents=len({t.context.get("document_id") for t in passages}),
-    )
 
 
 def search(frame: pd.DataFrame, text: str, columns: list[str]) -> pd.DataFrame:
