@@ -76,6 +76,22 @@ def test_query_scores_give_metrics_and_best_gold_rank_without_the_ranked_list(
     assert scores[0].metrics == {"hit@1": 1.0}
 
 
+def test_outcomes_are_the_results_outcomes_read_without_the_rest(tmp_path: Path) -> None:
+    """store.outcomes (the recall curves' lean read) equals each stored result's
+    outcome(), for several gold tables, a table in two databases and a generation."""
+    store = RunStore(tmp_path / "runs.sqlite")
+    run, _ = _start(store)
+    two_gold = QueryResult("q3", 2, [(("d", "b"), 2.0), (("e", "a"), 1.0), (("d", "a"), 0.5)],
+                           [("d", "a"), ("d", "b")], {("d", "a"): 3, ("d", "b"): 1},
+                           {"hit@1": 1.0}, 1.0, generation={"answer": "x", "error": ""})
+    store.save_results(run.run_id, [_result("q2", 1), two_gold, _result("q1", 0)])
+    got = store.outcomes(run.run_id)
+    assert got == [r.outcome() for r in store.iter_results(run.run_id)]
+    assert [o.query_id for o in got] == ["q1", "q2", "q3"]
+    assert got[2].retrieved == (("d", "b"), ("e", "a"), ("d", "a"))
+    assert got[2].gold_ranks == (3, 1)  # in gold order
+
+
 def test_a_failing_batch_writes_nothing(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
     run, _ = _start(store)

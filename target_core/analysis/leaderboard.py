@@ -181,5 +181,5 @@ takes about a second per 5,000 queries."""
 
 def _curve(store: RunStore, run: RunRecord, k_max: int) -> tuple[float, ...]:
     """Macro recall@k for k = 1..k_max of one run; empty for a run without results."""
-    outcomes = [r.outcome() for r in store.iter_results(run.run_id)]
+    outcomes = store.outcomes(run.run_id)
     return tuple(recall_curve(outcomes, k_max)) if outcomes else ()
