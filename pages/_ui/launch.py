@@ -86,11 +86,11 @@ def warm(names: list[str] | None = None) -> None:
     opened as its list opens them (at 1,000,000 tables, reading the queries and checking
     their gold in the corpus index: 0.7 s); then `names` (default: page_imports() and
     lazy_imports(), found by reading about 300 source files, here and not before the
-    server starts) and the token counter (the Datasets and Run pages count tokens; its
-    encoding takes a second to load), and measures each large dataset's token sample if
-    none is stored. A first Home arriving meanwhile waits on the same imports and
-    datasets (one import, one load each) instead of doing them beside these. Whatever
-    fails is left for its page to report."""
+    server starts), plotly's validators (figures.warm) and the token counter (the
+    Datasets and Run pages count tokens; its encoding takes a second to load), and
+    measures each large dataset's token sample if none is stored. A first Home arriving
+    meanwhile waits on the same imports and datasets (one import, one load each) instead
+    of doing them beside these. Whatever fails is left for its page to report."""
     _import(page_imports(files=HOME_FILES))
     try:  # the registry keeps each dataset open for every page
         from target_core.datasets import list_datasets
@@ -99,6 +99,12 @@ def warm(names: list[str] | None = None) -> None:
     except Exception as exc:
         logger.debug("datasets not warmed: %s", exc)
     _import(page_imports() + lazy_imports() if names is None else names)
+    try:  # plotly's validators, loaded on a figure's first use (0.1-0.2 s)
+        from target_core.figures.warm import warm as warm_figures
+
+        warm_figures()
+    except Exception as exc:
+        logger.debug("figures not warmed: %s", exc)
     try:
         from target_core.tokens import get_counter
 
