@@ -107,6 +107,31 @@ def test_cancel_keeps_finished_queries_and_launching_again_resumes(settings: Set
     assert runs.get_run(run.run_id).n_done == 120
 
 
+def test_cancel_stops_work_that_never_calls_progress(settings: Settings,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each search holds the worker 60 s without a progress call (as a reply from a slow
+    model does): the cancel still ends the job within seconds, with its run cancelled and
+    its worker gone (engine.cancel_watch), and the job resumes to the end."""
+    from target_core.engine.cancel_watch import CANCEL_GRACE_S
+
+    monkeypatch.setenv("TEST_SLOW_SEARCH_S", "60")
+    job = launch_run(RunConfig("demo-qa", "bm25", limit=3), settings=settings).job
+    job = _wait(settings, job.job_id, lambda j: j.what.startswith("retrieving")
+                and j.run_id is not None)
+    asked = time.monotonic()
+    cancel(job.job_id, settings)
+    job = _wait(settings, job.job_id, _finished, timeout=CANCEL_GRACE_S + 20)
+    assert job.status == "cancelled", _log(settings, job)
+    assert time.monotonic() - asked < CANCEL_GRACE_S + 20  # not the search's 60 s
+    assert "did not stop within" in _log(settings, job)
+    runs = RunStore.in_workspace(settings.workspace)
+    assert runs.get_run(job.run_id).status == "cancelled"
+    monkeypatch.setenv("TEST_SLOW_SEARCH_S", "0")  # the resumed worker inherits it
+    resume(job.job_id, settings)
+    job = _wait(settings, job.job_id, _finished)
+    assert job.status == "done" and runs.get_run(job.run_id).n_done == 3
+
+
 def test_a_killed_worker_is_found_and_its_job_resumed(settings: Settings) -> None:
     job = launch_run(RunConfig("demo-qa", "bm25", limit=100), settings=settings).job
     # 40 queries retrieved (not 40 of indexing's progress: killed then, nothing is stored)

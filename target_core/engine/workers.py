@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from target_core.config import PROJECT_ROOT, Settings
+from target_core.engine.cancel_watch import watch_for_cancel
 from target_core.engine.job_kinds import JobTask
 from target_core.engine.job_record import Job, UnknownJobKindError
 from target_core.engine.jobs import JobStore
@@ -27,7 +28,8 @@ from target_core.types import TableLookup
 log = logging.getLogger(__name__)
 
 PROGRESS_EVERY_S = 0.5
-"""How often a worker writes its progress (and so notices a cancel), at most."""
+"""How often a worker writes its progress (and so notices a cancel), at most; work that
+calls progress for longer is stopped by engine.cancel_watch."""
 POLL_S = 0.5
 """How often a queued worker looks for a free slot."""
 WORKER_NICENESS = 10
@@ -249,6 +251,7 @@ def run_worker(job_id: str, settings: Settings, task: JobTask | None = None) -> 
         # (a fresh job would otherwise start yet another run)
         jobs.update(job_id, status="done", what="done", finished_at=time.time(), pid=None)
         return 0
+    watch_for_cancel(Path(settings.workspace), job_id)
     try:
         work = task or job.kind_entry.load_task()
         done = work(job, settings, _JobProgress(jobs, job_id))
