@@ -111,6 +111,38 @@ def echo_json(body: dict[str, Any]) -> str:
     return json.dumps({"echo": last, "model": body.get("model")})
 
 
+class HeldChat:
+    """A chat responder (FakeOpenAI.chat_responder) that answers the first `free`
+    requests at once and holds the others until `release()` (at most `hold_limit`
+    seconds). Answers are {"answer": "free"} or {"answer": "held"}."""
+
+    def __init__(self, free: int = 0, hold_limit: float = 30.0) -> None:
+        self.free = free
+        self.hold_limit = hold_limit
+        self.arrived = 0
+        self.waiting = 0
+        self.answered: list[str] = []
+        """User messages answered, in order (held ones once released)."""
+        self._lock = threading.Lock()
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        with self._lock:
+            self.arrived += 1
+            held = self.arrived > self.free
+            self.waiting += held
+        if held:
+            self._released.wait(self.hold_limit)
+            with self._lock:
+                self.waiting -= 1
+        with self._lock:
+            self.answered.append(body["messages"][-1]["content"])
+        return json.dumps({"answer": "held" if held else "free"})
+
+
 @dataclass
 class Recorded:
     method: str

@@ -1,7 +1,8 @@
 """A run launched in the browser is a job: it goes on while the user moves to another
 page and while the dashboard's server restarts, and the restarted dashboard shows it
-complete. Debian's chromium via Playwright, a real `streamlit run` (twice), a real
-worker process embedding with all-MiniLM-L6-v2 into Chroma.
+complete (Debian's chromium via Playwright, a real `streamlit run` twice, a real worker
+process embedding with all-MiniLM-L6-v2 into Chroma); the sidebar cancels a job and
+resumes it.
 
 Skipped where chromium is absent, except under CI (CI=true), where its absence fails.
 """
@@ -12,7 +13,9 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
 from browser_support import require_chromium, screenshots
+from fake_openai import FakeOpenAI, HeldChat
 
 require_chromium()
 
@@ -91,24 +94,37 @@ def test_a_launched_run_survives_navigation_and_a_server_restart(tmp_path: Path)
             os.kill(job.pid, signal.SIGKILL)
 
 
-def test_the_sidebar_cancels_a_job_and_resumes_it(tmp_path: Path) -> None:
+def test_the_sidebar_cancels_a_job_and_resumes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_openai: FakeOpenAI) -> None:
+    """A generation job whose model server (the fake one of tests/fake_openai.py) answers
+    two chat requests and holds the rest is cancelled from the sidebar, the server lets
+    go, and the job is resumed: held by waiting, not by work, so this test's machine
+    time goes to the browser and the dashboard (it embedded demo-qa with MiniLM before:
+    81 s under the suite's load)."""
     import time
 
     from target_core.config import load_settings
     from target_core.engine.jobs import JobStore
     from target_core.engine.store import RunStore
     from target_core.engine.workers import launch_run
-    from target_core.run_config import RunConfig
+    from target_core.run_config import GenerationConfig, RunConfig
 
     out = _shots(tmp_path)
     workspace = tmp_path / "ws"
+    model = HeldChat(free=2, hold_limit=120)
+    fake_openai.chat_responder = model
+    env = {"TARGET_WORKSPACE": str(workspace), "OPENAI_API_KEY": "sk-test",
+           "OPENAI_BASE_URL": fake_openai.base_url, "TARGET_GENERATION_CONCURRENCY": "1"}
+    for name, value in env.items():  # the worker launched here inherits them
+        monkeypatch.setenv(name, value)
     settings = load_settings(workspace)
     jobs = JobStore.in_workspace(workspace)
-    # embedding the corpus first: long enough to be cancelled mid-way
-    job = launch_run(RunConfig("demo-qa", "dense:minilm", limit=30), settings=settings).job
+    job = launch_run(RunConfig("demo-qa", "bm25", limit=30,
+                               generation=GenerationConfig("openai:test-model")),
+                     settings=settings).job
     assert job is not None
     try:
-        with screenshots.serve_app({"TARGET_WORKSPACE": str(workspace)}) as base, \
+        with screenshots.serve_app(env) as base, \
                 screenshots.browser_page(height=1100) as page:
             screenshots.visit(page, f"{base}/overview")
             sidebar = page.locator(SIDEBAR)
@@ -123,7 +139,8 @@ def test_the_sidebar_cancels_a_job_and_resumes_it(tmp_path: Path) -> None:
             page.screenshot(path=str(out / "jobs_cancelled.png"), full_page=True)
             assert "cancelled" in sidebar.inner_text()
             cancelled = RunStore.in_workspace(workspace).get_run(jobs.get(job.job_id).run_id)
-            assert cancelled.status == "cancelled"
+            assert cancelled.status == "cancelled" and cancelled.n_done < 30
+            model.release()  # the request in flight ended with the worker; the rest answer
             sidebar.get_by_role("button", name="Resume").click()
             sidebar.get_by_text("1 finished").wait_for(timeout=LONG)
             screenshots.settle(page)
@@ -138,3 +155,4 @@ def test_the_sidebar_cancels_a_job_and_resumes_it(tmp_path: Path) -> None:
         job = jobs.get(job.job_id)
         if job.active and job.pid:
             os.kill(job.pid, signal.SIGKILL)
+        model.release()

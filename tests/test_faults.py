@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from fake_openai import HeldChat
 
 from target_core.config import load_settings
 from target_core.datasets import load_dataset
@@ -117,36 +118,6 @@ def user_message(request: Recorded) -> str:
     return request.body["messages"][-1]["content"]
 
 
-class HeldChat:
-    """A chat responder that answers the first `free` requests at once and holds the
-    others until `release()` (at most HOLD_LIMIT seconds). Answers echo the prompt."""
-
-    def __init__(self, free: int = 0) -> None:
-        self.free = free
-        self.arrived = 0
-        self.waiting = 0
-        self.answered: list[str] = []
-        """User messages answered, in order (held ones once released)."""
-        self._lock = threading.Lock()
-        self._released = threading.Event()
-
-    def release(self) -> None:
-        self._released.set()
-
-    def __call__(self, body: dict[str, Any]) -> str:
-        with self._lock:
-            self.arrived += 1
-            held = self.arrived > self.free
-            self.waiting += held
-        if held:
-            self._released.wait(HOLD_LIMIT)
-            with self._lock:
-                self.waiting -= 1
-        with self._lock:
-            self.answered.append(body["messages"][-1]["content"])
-        return json.dumps({"answer": "held" if held else "free"})
-
-
 def chat_cache_keys(workspace: Path) -> list[str]:
     with closing(sqlite3.connect(workspace / "cache" / "chat.sqlite")) as db:
         return [row[0] for row in db.execute("SELECT key FROM replies")]
@@ -230,7 +201,7 @@ def test_sigkill_while_generating_resumes_without_asking_again(
     second are answered (so in the chat cache) but not stored, 4 are in flight. After the
     kill, the rerun asks exactly the 40 never answered and nothing twice."""
     workspace = tmp_path / "ws"
-    model = HeldChat(free=40)
+    model = HeldChat(free=40, hold_limit=HOLD_LIMIT)
     fake_openai.chat_responder = model
     env = cli_env(workspace, fake_openai, TARGET_GENERATION_CONCURRENCY="4")
     args = ("--dataset", "demo-qa", "--retriever", "bm25", "--generator", "openai:test-model",
@@ -292,7 +263,7 @@ def run_two_at_once(tmp_path: Path, server: FakeOpenAI, first: tuple[str, ...],
     """Start both runs together on one fresh workspace; chat requests are held until both
     processes have 4 in flight, so their generation surely overlaps."""
     workspace = tmp_path / "ws"
-    model = HeldChat()
+    model = HeldChat(hold_limit=HOLD_LIMIT)
     server.chat_responder = model
     env = cli_env(workspace, server, TARGET_GENERATION_CONCURRENCY="4")
     clis = [Cli.start(tmp_path / "a", env, *first), Cli.start(tmp_path / "b", env, *second)]
