@@ -155,6 +155,9 @@ def test_the_launcher_warms_every_library_module_the_pages_import() -> None:
     assert all(importlib.util.find_spec(name) for name in names)
     home = launch.page_imports(files=launch.HOME_FILES)  # warmed first
     assert "target_core.read_models.home" in home and set(home) < set(names)
+    overview = launch.page_imports(files=launch.NEXT_FILES)  # then the Overview's
+    assert "target_core.read_models.overview" in overview and set(overview) < set(names)
+    assert all(importlib.util.find_spec(name) for name in launch.NEXT_LIBRARIES)
     from target_core.datasets import registry
 
     registry._cache.clear()

@@ -40,6 +40,12 @@ logger = logging.getLogger(__name__)
 
 HOME_FILES = ("app.py", "pages/home.py", "pages/_ui/jobs.py", "pages/_ui/resources.py")
 """What the first page of a session after a start runs: warmed first."""
+NEXT_FILES = ("pages/overview.py", "pages/_ui/slices.py")
+"""The Overview, the sidebar's first link after Home: warmed next, with the pandas
+Styler its leaderboard draws with (jinja2) and plotly's validators (figures.warm), before
+the rest (scipy, scikit-learn, ...: 2 s), so a click on it soon after a start does not
+wait for those."""
+NEXT_LIBRARIES = ("pandas.io.formats.style",)
 
 
 _IMPORT = re.compile(r"^(?P<indent>[ \t]*)(?:from[ \t]+(?P<module>[\w.]+)[ \t]+import\b"
@@ -84,11 +90,12 @@ def lazy_imports(root: Path = APP.parent) -> list[str]:
 def warm(names: list[str] | None = None) -> None:
     """What Home needs first: its modules (HOME_FILES' imports) and every local dataset
     opened as its list opens them (at 1,000,000 tables, reading the queries and checking
-    their gold in the corpus index: 0.7 s); then `names` (default: page_imports() and
+    their gold in the corpus index: 0.7 s); then the Overview's (NEXT_FILES,
+    NEXT_LIBRARIES, plotly's validators); then `names` (default: page_imports() and
     lazy_imports(), found by reading about 300 source files, here and not before the
-    server starts), plotly's validators (figures.warm) and the token counter (the
-    Datasets and Run pages count tokens; its encoding takes a second to load), and
-    measures each large dataset's token sample if none is stored. A first Home arriving
+    server starts) and the token counter (the Datasets and Run pages count tokens; its
+    encoding takes a second to load), and measures each large dataset's token sample if
+    none is stored. A first Home arriving
     meanwhile waits on the same imports and datasets (one import, one load each) instead
     of doing them beside these. Whatever fails is left for its page to report."""
     _import(page_imports(files=HOME_FILES))
@@ -98,13 +105,14 @@ def warm(names: list[str] | None = None) -> None:
         list_datasets()
     except Exception as exc:
         logger.debug("datasets not warmed: %s", exc)
-    _import(page_imports() + lazy_imports() if names is None else names)
+    _import([*page_imports(files=NEXT_FILES), *NEXT_LIBRARIES])
     try:  # plotly's validators, loaded on a figure's first use (0.1-0.2 s)
         from target_core.figures.warm import warm as warm_figures
 
         warm_figures()
     except Exception as exc:
         logger.debug("figures not warmed: %s", exc)
+    _import(page_imports() + lazy_imports() if names is None else names)
     try:
         from target_core.tokens import get_counter
 
