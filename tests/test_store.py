@@ -92,6 +92,27 @@ def test_outcomes_are_the_results_outcomes_read_without_the_rest(tmp_path: Path)
     assert got[2].gold_ranks == (3, 1)  # in gold order
 
 
+def test_failed_results_are_those_that_failed_at_k(tmp_path: Path) -> None:
+    """store.failed_results (failure analysis's read) keeps exactly the results whose
+    failed_at(k) holds, in query order: an unranked gold, one of two gold tables beyond
+    k, no gold table at all (never failed), a hit at k and one just past it."""
+    store = RunStore(tmp_path / "runs.sqlite")
+    run, _ = _start(store)
+    a, b = ("d", "a"), ("d", "b")
+    results = [QueryResult("unranked", 0, [], [a], {a: None}, {}, 1.0),
+               QueryResult("one-of-two", 1, [], [a, b], {a: 1, b: 4}, {}, 1.0),
+               QueryResult("no-gold", 2, [], [], {}, {}, 1.0),
+               QueryResult("at-k", 3, [], [a], {a: 3}, {}, 1.0),
+               QueryResult("past-k", 4, [], [a], {a: 4}, {}, 1.0)]
+    store.save_results(run.run_id, results)
+    stored = list(store.iter_results(run.run_id))
+    for k in (1, 3, 4, 10):
+        assert store.failed_results(run.run_id, k) == [r for r in stored if r.failed_at(k)]
+    assert [r.query_id for r in store.failed_results(run.run_id, 3)] == [
+        "unranked", "one-of-two", "past-k"]
+    assert store.count_results(run.run_id) == 5
+
+
 def test_a_failing_batch_writes_nothing(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
     run, _ = _start(store)

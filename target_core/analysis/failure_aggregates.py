@@ -32,7 +32,7 @@ from target_core.analysis.failures import (
     header_jaccard,
     title_stem,
 )
-from target_core.analysis.memo import run_results
+from target_core.analysis.memo import failed_results
 from target_core.datasets.lookup import TableHead, table_heads, tables_of
 from target_core.engine.store import QueryResult, RunRecord, RunStore
 from target_core.serialize import table_text
@@ -190,6 +190,6 @@ def failure_explanations(store: RunStore, dataset: TableLookup, report: FailureR
                          ) -> tuple[dict[str, CaseExplanation], list[Aggregate]]:
     """The report's per-query explanations and their aggregates (reads its results)."""
     run = store.get_run(report.run_id)
-    explained = explain_cases(dataset, run, report, run_results(store, run),
+    explained = explain_cases(dataset, run, report, failed_results(store, run, report.k),
                               failure_tables(store, dataset, run, report.k))
     return explained, aggregate(report, explained)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from target_core.analysis.dense_window import Window, beyond_window, dense_embedder, window_for
-from target_core.analysis.memo import Memo, run_results, run_state
+from target_core.analysis.memo import Memo, failed_results, run_scores, run_state
 from target_core.config import Settings, load_settings
 from target_core.datasets.lookup import TableHead, database_count, table_heads, tables_of
 from target_core.engine.store import QueryResult, RunRecord, RunStore
@@ -26,7 +26,7 @@ from target_core.errors import TargetError
 from target_core.serialize import cell_text
 from target_core.table_view import TableView
 from target_core.tasks import task_rules
-from target_core.tasks.failure import missing_gold
+from target_core.tasks.failure import failed_at, missing_gold
 from target_core.textproc import tokenize
 from target_core.types import Query, Table, TableKey, TableLookup, table_ref
 
@@ -317,7 +317,7 @@ def failure_tables(store: RunStore, dataset: TableLookup, run: RunRecord, k: int
     def read() -> FailureTables:
         golds: list[TableKey] = []
         above: list[TableKey] = []
-        for result in run_results(store, run):
+        for result in failed_results(store, run, k):
             if missing := missing_gold(result.gold, result.gold_ranks, k):
                 golds += missing
                 above += _above(result, missing)
@@ -328,8 +328,10 @@ def failure_tables(store: RunStore, dataset: TableLookup, run: RunRecord, k: int
                        read)
 
 
-def _found(results: Iterable[QueryResult], k: int) -> set[str]:
-    return {r.query_id for r in results if not r.failed_at(k)}
+def _found(store: RunStore, run: RunRecord, k: int) -> set[str]:
+    """The queries of `run` that did not fail at k (from their scores: no ranked list)."""
+    return {q for q, score in run_scores(store, run).items()
+            if not failed_at(score.last_rank, k)}
 
 
 def analyse_failures(store: RunStore, dataset: TableLookup, run_id: str, *, k: int | None = None,
@@ -346,16 +348,16 @@ def analyse_failures(store: RunStore, dataset: TableLookup, run_id: str, *, k: i
     if not 1 <= k <= run.config.top_k:
         raise FailureAnalysisError(f"k = {k} must be between 1 and the run's top_k "
                                    f"({run.config.top_k})")
-    results = run_results(store, run)
-    if not results:
+    n_queries = store.count_results(run_id)
+    if not n_queries:
         raise FailureAnalysisError(f"run {run_id} has no stored queries")
     pair = title_pair(store, run, k)
-    title_hits = _found(run_results(store, pair), k) if pair else None
+    title_hits = _found(store, pair, k) if pair else None
     by_db = _groups_by_database(dataset)
     embedder = dense_embedder(run.config.retriever)
     window = window_for(embedder, settings or load_settings()) if embedder else None
     tables = failure_tables(store, dataset, run, k)
-    cases = [c for r in results
+    cases = [c for r in failed_results(store, run, k)
              if (c := _case(dataset, run, r, k, by_db, title_hits, tables, window))]
     notes = []
     if embedder and window is None:
@@ -369,5 +371,5 @@ def analyse_failures(store: RunStore, dataset: TableLookup, run_id: str, *, k: i
         notes.append("truncated-evidence needs queries annotated with `evidence`; this "
                      "dataset has none.")
     return FailureReport(run_id=run_id, dataset=run.config.dataset, task=run.task, k=k,
-                         n_queries=len(results), cases=cases,
+                         n_queries=n_queries, cases=cases,
                          title_pair=pair.run_id if pair else None, notes=notes)

@@ -85,6 +85,17 @@ def run_scores(store: RunStore, run: RunRecord) -> dict[str, QueryScore]:
                        lambda: {s.query_id: s for s in store.query_scores(run.run_id)})
 
 
+_FAILED: Memo[tuple[QueryResult, ...]] = Memo(4)
+
+
+def failed_results(store: RunStore, run: RunRecord, k: int) -> tuple[QueryResult, ...]:
+    """The results of the run's queries that failed at k, with their ranked lists, in
+    query order (RunStore.failed_results, kept while the run is unchanged: the failure
+    report and its aggregates both read them)."""
+    return _FAILED.get(("failed", k, *run_state(store, run)),
+                       lambda: tuple(store.failed_results(run.run_id, k)))
+
+
 _RESULTS: Memo[tuple[QueryResult, ...]] = Memo(4)
 
 
