@@ -25,15 +25,21 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.page_visits import browser, page_specs, session, subjects, wait_finished
+from benchmarks.page_visits import (
+    BARE_TITLE,
+    bare_app,
+    browser,
+    page_specs,
+    session,
+    subjects,
+    wait_finished,
+)
 from scripts.screenshots import serve_app
 
-BARE_APP = "import streamlit as st\n\nst.write('A bare Streamlit app.')\n"
 PHASES = ("scripts", "session", "run", "total")
 DATASET = "demo-qa"
 
@@ -64,20 +70,17 @@ def phases(log: Sequence[tuple[float, str | None]], loaded: Sequence[float], tot
 
 def measure(workspace: Path, repeats: int) -> dict[str, list[dict[str, float]]]:
     env = {"TARGET_WORKSPACE": str(workspace)}
-    with tempfile.TemporaryDirectory() as bare_root:
-        (Path(bare_root) / "app.py").write_text(BARE_APP, encoding="utf-8")
-        with browser() as chromium, serve_app(env) as ours, \
-                serve_app(root=Path(bare_root), plain=True) as bare:
-            runs, query = subjects(workspace, DATASET)
-            links = {"bare Streamlit app `/`": bare + "/"} | {
-                f"{spec.title} `{spec.link()}`": ours + spec.link()
-                for spec in page_specs(DATASET, runs, query)}
-            for url in links.values():  # each server's first visit (cold caches) left out
-                visit(chromium, url)
-            results: dict[str, list[dict[str, float]]] = {name: [] for name in links}
-            for _ in range(repeats):  # alternating, so load changes hit all alike
-                for name, url in links.items():
-                    results[name].append(visit(chromium, url))
+    with browser() as chromium, serve_app(env) as ours, bare_app() as bare:
+        runs, query = subjects(workspace, DATASET)
+        links = {f"{BARE_TITLE} `/`": bare + "/"} | {
+            f"{spec.title} `{spec.link()}`": ours + spec.link()
+            for spec in page_specs(DATASET, runs, query)}
+        for url in links.values():  # each server's first visit (cold caches) left out
+            visit(chromium, url)
+        results: dict[str, list[dict[str, float]]] = {name: [] for name in links}
+        for _ in range(repeats):  # alternating, so load changes hit all alike
+            for name, url in links.items():
+                results[name].append(visit(chromium, url))
     return results
 
 

@@ -42,7 +42,11 @@ Streamlit's legacy pages-folder navigation (see pages/_ui/shell.py). Reported: s
 not, and for how long, for a server started as `make run` does and for a plain
 `streamlit run app.py`.
 
-Also reported: the dashboard process's peak resident memory (VmHWM) after the tour.
+Also reported: the dashboard process's peak resident memory (VmHWM) after the tour, and,
+measured in the same rounds as (b) and alternating with it, a deep link to a bare
+Streamlit app of one line (BARE_APP, served beside the dashboard): the floor any
+Streamlit page pays on this machine under its load at that moment, so that a day when
+the machine is slower shows in the table itself (benchmarks.deep_link_floor splits it).
 """
 
 from __future__ import annotations
@@ -188,6 +192,21 @@ def wait_finished(page: Any, t0: float, label: str) -> Visit:
     errors = page.locator(ERRORS)
     shown = " ".join(errors.first.inner_text().split())[:200] if errors.count() else None
     return done / 1000, shown
+
+
+BARE_APP = "import streamlit as st\n\nst.write('A bare Streamlit app.')\n"
+BARE_TITLE = "bare Streamlit app"
+BARE = PageSpec(BARE_TITLE, "")
+
+
+@contextmanager
+def bare_app() -> Iterator[str]:
+    """A Streamlit app of one line (BARE_APP), served as plain `streamlit run app.py` on
+    a free port from a temporary folder; yields its base URL."""
+    with tempfile.TemporaryDirectory(prefix="bare-app-") as root:
+        (Path(root) / "app.py").write_text(BARE_APP, encoding="utf-8")
+        with serve_app(root=Path(root), plain=True) as base:
+            yield base
 
 
 @contextmanager
@@ -364,12 +383,15 @@ def measure(env: dict[str, str], specs: list[PageSpec], repeats: int, target: fl
         sidebar: dict[str, list[Visit]] = {s.title: [] for s in specs}
         link: dict[str, list[Visit]] = {s.title: [] for s in specs}
         cached: dict[str, list[Visit]] = {s.title: [] for s in specs}
-        with serve_app(env) as base:
+        floor: list[Visit] = []
+        with serve_app(env) as base, bare_app() as bare:
+            open_link(chromium, bare, BARE)  # its server's first visit (cold) left out
             for _ in range(repeats):
                 for title, visit in tour(chromium, base, specs).items():
                     sidebar[title].append(visit)
                 for spec in specs:
                     link[spec.title].append(open_link(chromium, base, spec))
+                    floor.append(open_link(chromium, bare, BARE))  # alternating
                 for title, visit in open_links_cached(chromium, base, specs).items():
                     cached[title].append(visit)
             peak = peak_rss_mb(dashboard_pid(base))
@@ -377,6 +399,8 @@ def measure(env: dict[str, str], specs: list[PageSpec], repeats: int, target: fl
                     [e for _, e in visits[s.title] if e])
             for how, visits in (("sidebar", sidebar), ("link", link), ("link, cached", cached))
             for s in specs]
+    rows.append(Figures(BARE_TITLE, "/", "link", [t for t, _ in floor], target,
+                        [e for _, e in floor if e]))
     return {"rows": rows, "flash": flash, "peak_rss_mb": peak}
 
 
