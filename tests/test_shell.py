@@ -231,3 +231,28 @@ def test_the_launcher_finds_imports_without_ast_as_ast_finds_them(
 
     monkeypatch.setattr(ast, "parse", no_ast)
     launch.warm()  # reads every import line, imports, opens the datasets: no ast.parse
+
+
+def test_the_warm_up_waits_while_a_page_runs() -> None:
+    """The warm-up yields to a page's script (a thread named as Streamlit names it), and
+    never waits past its limit."""
+    import threading
+    import time
+
+    from pages._ui import launch
+
+    done = threading.Event()
+    page = threading.Thread(target=done.wait, name=launch.SCRIPT_THREAD)
+    page.start()
+    threading.Timer(0.3, done.set).start()
+    started = time.monotonic()
+    launch._after_pages()
+    assert not page.is_alive() and time.monotonic() - started >= 0.25
+    stuck = threading.Event()
+    other = threading.Thread(target=stuck.wait, name=launch.SCRIPT_THREAD)
+    other.start()
+    started = time.monotonic()
+    launch._after_pages(limit_s=0.2)
+    assert time.monotonic() - started < 1.0 and other.is_alive()
+    stuck.set()
+    other.join()
