@@ -234,12 +234,17 @@ def test_the_launcher_finds_imports_without_ast_as_ast_finds_them(
 
 
 def test_the_warm_up_waits_while_a_page_runs() -> None:
-    """The warm-up yields to a page's script (a thread named as Streamlit names it), and
-    never waits past its limit."""
+    """The warm-up yields to a page's script (a thread named as the pinned Streamlit
+    names it), and never waits past its limit."""
+    import inspect
     import threading
     import time
 
+    from streamlit.runtime.scriptrunner import script_runner
+
     from pages._ui import launch
+
+    assert f'name="{launch.SCRIPT_THREAD}"' in inspect.getsource(script_runner)
 
     done = threading.Event()
     page = threading.Thread(target=done.wait, name=launch.SCRIPT_THREAD)
