@@ -12,7 +12,8 @@ from collections.abc import Mapping
 
 from target_core.types import TableKey
 
-__all__ = ["FAILURE_RULE", "failed_at", "last_gold_rank", "missing_gold"]
+__all__ = ["FAILED_AT_SQL", "FAILURE_RULE", "LAST_GOLD_RANK_SQL", "failed_at",
+           "last_gold_rank", "missing_gold"]
 
 FAILURE_RULE = ("a query fails at k when some gold table is not among the first k "
                 "retrieved (TARGET's recall: with several gold tables, finding only some "
@@ -37,6 +38,15 @@ def last_gold_rank(gold_ranks: Mapping[TableKey, int | None]) -> int | None:
 def failed_at(last_rank: int | None, k: int) -> bool:
     """Whether a query whose last gold table came at `last_rank` failed at k."""
     return last_rank is None or last_rank > k
+
+
+LAST_GOLD_RANK_SQL = ("(SELECT CASE WHEN COUNT(*) = 0 THEN 0 WHEN COUNT(*) = COUNT(value) "
+                      "THEN MAX(value) END FROM json_each(gold_ranks))")
+"""last_gold_rank in SQLite, over a stored result's `gold_ranks` JSON object (the run
+store's query_results): NULL when a gold table is unranked (COUNT skips JSON nulls), 0
+when there is no gold table."""
+FAILED_AT_SQL = "(last_rank IS NULL OR last_rank > ?)"
+"""failed_at in SQLite, of a column `last_rank` (LAST_GOLD_RANK_SQL), k the parameter."""
 
 
 def missing_gold(gold: list[TableKey], gold_ranks: Mapping[TableKey, int | None], k: int
