@@ -13,7 +13,6 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from target_core.engine.jobs import JobStore
@@ -27,11 +26,10 @@ while it runs queries) before the worker stops itself."""
 WATCH_EVERY_S = 0.5
 
 
-def watch_for_cancel(workspace: Path, job_id: str, *,
-                     stop: Callable[[int], object] = os._exit) -> threading.Thread:
+def watch_for_cancel(workspace: Path, job_id: str) -> None:
     """Start a daemon thread that, once the job's cancel has waited CANCEL_GRACE_S,
-    marks its run and the job cancelled and calls stop(0) (the process's end). It
-    returns when the job is no longer running."""
+    marks its run and the job cancelled and ends the process (os._exit). The thread ends
+    when the job is no longer running."""
     def watch() -> None:
         jobs = JobStore.in_workspace(workspace)  # its own connection: another thread
         asked_at: float | None = None
@@ -50,9 +48,6 @@ def watch_for_cancel(workspace: Path, job_id: str, *,
             if job.run_id:
                 RunStore.in_workspace(workspace).cancel_run(job.run_id)
             jobs.update(job_id, status="cancelled", finished_at=time.time(), pid=None)
-            stop(0)
-            return
+            os._exit(0)
 
-    thread = threading.Thread(target=watch, name=f"cancel-watch-{job_id}", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=watch, name=f"cancel-watch-{job_id}", daemon=True).start()
