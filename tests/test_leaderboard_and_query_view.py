@@ -112,6 +112,26 @@ def test_outcome_view_and_failed_neighbours(workspace: Path) -> None:
     assert all(w.startswith(("rank", "not ranked")) for w in view.gold["where"])
 
 
+def test_the_query_page_reads_a_runs_scores_once(workspace: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Query page's filters, neighbours and order read the run's scores through the
+    memo (analysis.memo.run_scores): decoded once per run, not three times per visit."""
+    from target_core.analysis import memo
+
+    store = RunStore.in_workspace(workspace)
+    run = next(r for r in store.list_runs() if r.config.view.label == "no-title")
+    dataset = load_dataset("demo-qa", load_settings(workspace))
+    memo.clear_all()
+    reads: list[str] = []
+    real = RunStore.query_scores
+    monkeypatch.setattr(RunStore, "query_scores",
+                        lambda self, run_id: reads.append(run_id) or real(self, run_id))
+    for _ in range(2):  # a visit, then a revisit
+        failed = failed_query_ids(store, run)
+        outcome_view(store, dataset, run.run_id, failed[1])
+    assert reads == [run.run_id]
+
+
 def test_term_matching_uses_retriever_tokens() -> None:
     table = Table("d", "Lakes_0", ("Lake", "Depth (m)"), (("Vessa", 48), ("Orin Lake", None)),
                   {"title": "Lakes of Norland"})

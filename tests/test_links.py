@@ -315,3 +315,14 @@ def test_an_empty_workspace_names_the_runs_a_link_asked_for(app: Callable, page:
     assert all(run in errors[0] for run in value.split(",")), errors[0]
     assert at.info  # how to make runs, as before
     assert not app(page).error  # no link: the hint alone
+
+
+def test_query_links_are_query_link_each() -> None:
+    """The matrix's links, encoded the run's part once, equal query_link's one by one
+    (spaces, &, =, #, %, +, slashes, non-ASCII), and None stays None."""
+    from target_core.read_models.links import query_link, query_links
+
+    ids = ["q1", "a b&c=d", "x#y%z+w", "ä/ü?", "", None]
+    for run_id in ("20261127-1", "run &=#+/ ä"):
+        assert query_links(run_id, ids) == [
+            None if q is None else query_link(run_id, q) for q in ids]

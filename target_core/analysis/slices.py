@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from target_core.analysis.memo import run_scores
 from target_core.engine.store import RunRecord, RunStore
 from target_core.metrics.downstream import difficulty_order
 from target_core.metrics.labels import label
@@ -116,7 +117,7 @@ def slice_frame(store: RunStore, runs: Sequence[RunRecord], metadata: pd.DataFra
     are left out."""
     rows: list[pd.DataFrame] = []
     for run in runs:
-        scores = store.query_scores(run.run_id)
+        scores = list(run_scores(store, run).values())
         metrics = pd.DataFrame.from_records([s.metrics for s in scores],
                                             index=[s.query_id for s in scores])
         columns = run_slice_columns(run, set(metrics.columns))

@@ -18,7 +18,7 @@ from typing import Any, TypeVar, cast
 import pandas as pd
 
 from target_core.analysis.compare import RunComparison, compare_runs, dataset_label, run_names
-from target_core.analysis.memo import Memo, run_state
+from target_core.analysis.memo import Memo, run_scores, run_state
 from target_core.analysis.report import DEFINITIONS as DEFINITIONS
 from target_core.analysis.report import flipped_table
 from target_core.analysis.report import headline_table as headline_table
@@ -262,9 +262,9 @@ def quality_metrics(store: RunStore, view: CompareView) -> list[str]:
     run with answers; truthfulness only after `judge`), in QUALITY_METRICS' order."""
     def find() -> list[str]:
         present: set[str] = set()
-        for run in view.runs:
-            for _, metrics in store.query_metrics(run.run_id):
-                if "reply_tokens" in metrics:
+        for run in view.runs:  # the scores compare_runs read, decoded once
+            for score in run_scores(store, run).values():
+                if "reply_tokens" in (metrics := score.metrics):
                     present |= set(metrics) & set(QUALITY_METRICS)
         return [m for m in QUALITY_METRICS if m in present]
     return view.remember("qualities", find)
@@ -280,9 +280,9 @@ def quality_scatter(store: RunStore, view: CompareView, metric: str) -> QualityS
 
 def _quality_scatter(store: RunStore, view: CompareView, metric: str) -> QualityScatter:
     rows = [{"run": view.names.get(run.run_id, run.run_id), "run_id": run.run_id,
-             "query_id": query_id, "reply_tokens": metrics["reply_tokens"],
-             "value": metrics[metric]}
-            for run in view.runs for query_id, metrics in store.query_metrics(run.run_id)
-            if "reply_tokens" in metrics and metric in metrics]
+             "query_id": s.query_id, "reply_tokens": s.metrics["reply_tokens"],
+             "value": s.metrics[metric]}
+            for run in view.runs for s in run_scores(store, run).values()
+            if "reply_tokens" in s.metrics and metric in s.metrics]
     points = pd.DataFrame(rows, columns=["run", "run_id", "query_id", "reply_tokens", "value"])
     return QualityScatter(metric, points, quality_figure(points, QUALITY_METRICS[metric]))

@@ -3,7 +3,8 @@ URL that opens it again. Pages and exports build links only here."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+from collections.abc import Iterable
+from urllib.parse import quote_plus, urlencode
 
 from target_core.engine.job_record import Job
 
@@ -11,6 +12,14 @@ from target_core.engine.job_record import Job
 def query_link(run_id: str, query_id: str) -> str:
     """The Query page on one query of one run."""
     return "query?" + urlencode({"run": run_id, "query": query_id})
+
+
+def query_links(run_id: str, query_ids: Iterable[str | None]) -> list[str | None]:
+    """query_link(run_id, q) of each q (None stays None), the run's part encoded once
+    (urlencode per link took two thirds of the All runs page's matrix of 2 runs x
+    5,000 queries)."""
+    head = "query?" + urlencode({"run": run_id}) + "&query="
+    return [None if q is None else head + quote_plus(q) for q in query_ids]
 
 
 def run_queries_link(run_id: str) -> str:

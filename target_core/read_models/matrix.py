@@ -21,9 +21,10 @@ from pandas.io.formats.style import Styler
 
 from target_core.analysis.compare import run_names
 from target_core.analysis.leaderboard import latest_complete, no_retrieval
+from target_core.analysis.memo import run_scores
 from target_core.analysis.slices import MISSING, field_values, metadata_frame
 from target_core.engine.store import RunRecord, RunStore
-from target_core.read_models.links import query_link
+from target_core.read_models.links import query_links
 from target_core.tasks import task_rules
 from target_core.types import Query
 
@@ -164,7 +165,7 @@ def _run_cells(store: RunStore, run: RunRecord, k: int
                ) -> tuple[dict[str, int | None], dict[str, str]]:
     """query_id -> last gold rank, and -> cell kind, for one run."""
     ranks, kinds = {}, {}
-    for score in store.query_scores(run.run_id):
+    for score in run_scores(store, run).values():
         ranks[score.query_id] = score.last_rank
         if score.failed_at(k):
             kinds[score.query_id] = "unranked" if score.last_rank is None else "missed"
@@ -225,10 +226,9 @@ def run_matrix(store: RunStore, choices: MatrixChoices, *, k: int, field: str = 
                                     ascending=[False, False, True], kind="stable")
     rows = frame.index
     kinds = kinds.loc[rows]
-    links = pd.DataFrame({name: [query_link(run_id, q) if kind != "absent" else None
-                                 for q, kind in zip(rows, kinds[name], strict=True)]
-                          for run_id, name in names.items()}, index=rows, columns=columns,
-                         dtype=object)
+    links = pd.DataFrame({name: query_links(run_id, [
+        q if kind != "absent" else None for q, kind in zip(rows, kinds[name], strict=True)])
+        for run_id, name in names.items()}, index=rows, columns=columns, dtype=object)
     return RunMatrix(k, names, frame.drop(columns="_order").reset_index(drop=True),
                      kinds.reset_index(drop=True), links.reset_index(drop=True), n_total)
 

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from target_core.analysis.explain import explain as explain
+from target_core.analysis.memo import run_scores
 from target_core.datasets.chunking import document_of, is_passage, table_or_document
 from target_core.datasets.chunking import passage_text as passage_text
 from target_core.engine.haystack import distractor_source
@@ -117,7 +118,7 @@ def query_flags(store: RunStore, run: RunRecord, k: int | None = None) -> QueryF
     """For the Query page's filters: which queries failed retrieval at k (default: the
     run's top_k; tasks.failure.FAILURE_RULE), which answers are wrong."""
     k = run.config.top_k if k is None else k
-    scores = store.query_scores(run.run_id)
+    scores = run_scores(store, run).values()
     found = {s.query_id: not s.failed_at(k) for s in scores}
     if task_rules(run.task).right_metric is None or run.config.generation is None:
         return QueryFlags(k, found, None)
@@ -139,7 +140,7 @@ def outcome_view(store: RunStore, dataset: TableLookup, run_id: str, query_id: s
     result = store.get_result(run_id, query_id)
     query = dataset.query(query_id)
     steps = failed_query_ids(store, run) if shown is None else shown
-    order = {q: i for i, q in enumerate(q.query_id for q in store.query_scores(run_id))}
+    order = {q: i for i, q in enumerate(run_scores(store, run))}
     here = order[query_id]
     before = [q for q in steps if order[q] < here]
     after = [q for q in steps if order[q] > here]
