@@ -32,7 +32,12 @@ start for a deep link) and is over once the state, after having been `running` a
 once since the start, is `notRunning` and has stayed so for QUIET_MS (a page may rerun
 itself right after its first run, see pages/_ui/shell.py); its time is when that last
 `notRunning` began. Right after a click the old `notRunning` still shows, so it never
-counts: the script must be seen running first. A page that then shows an exception
+counts: the script must be seen running first. A run so short that the browser never
+drew its `running` state (its start and end drawn in one render: Home's, once
+Streamlit's collection after each run is off) is told apart by the app's websocket
+messages: chromium also logs when each arrives, and such a visit ends at the last
+message since the start, once QUIET_MS have passed without another and the state is
+`notRunning`. A page that then shows an exception
 (`stException`) or an error alert (`stAlertContentError`) is reported as ERROR.
 
 (c) The pages-folder flash: on another freshly started server, the first request is a
@@ -83,7 +88,14 @@ FILE_NAMES = {"app"} | {stem for p in (ROOT / "pages").glob("*.py") for stem in
 # navigation labels when they change. Times are performance.now(): ms since navigation
 # start; a click inside the app does not navigate, so the clock runs on.
 TRACKER = """(() => {
-  const pv = window.__pv = {t0: 0, log: [], nav: []};
+  const pv = window.__pv = {t0: 0, log: [], nav: [], heard: []};
+  const Socket = window.WebSocket;  // when each of the app's messages arrives
+  window.WebSocket = class extends Socket {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", () => pv.heard.push(performance.now()));
+    }
+  };
   let last = null, lastNav = null;
   const look = () => {
     const app = document.querySelector("[data-testid='stApp']");
@@ -139,16 +151,22 @@ class Figures:
 
 
 def finished_at(log: Sequence[tuple[float, str | None]], t0: float, now: float,
-                quiet_ms: float = QUIET_MS) -> float | None:
+                quiet_ms: float = QUIET_MS, heard: Sequence[float] = ()) -> float | None:
     """Milliseconds from `t0` until the script's last run finished, or None while it
-    may still be going: no `running` state logged since `t0` yet, the state is not
-    `notRunning`, or it became so less than `quiet_ms` before `now`."""
-    if not any(state == "running" for t, state in log if t >= t0):
-        return None
+    may still be going: the state is not `notRunning`, or neither a `running` state nor
+    (for a run whose `running` was never drawn) a message of the app (`heard`: arrival
+    times) was logged since `t0` yet, or the last of those came less than `quiet_ms`
+    before `now`."""
     last_t, last_state = log[-1]
-    if last_state != "notRunning" or now - last_t < quiet_ms:
+    if last_state != "notRunning":
         return None
-    return last_t - t0
+    if any(state == "running" for t, state in log if t >= t0):
+        end = last_t
+    elif messages := [t for t in heard if t >= t0]:
+        end = max(messages)
+    else:
+        return None
+    return None if now - end < quiet_ms else end - t0
 
 
 def flash_seconds(nav: Sequence[tuple[float, Sequence[str]]], end: float) -> float | None:
@@ -179,12 +197,14 @@ def wait_finished(page: Any, t0: float, label: str) -> Visit:
     the first exception or error alert on the page then."""
     started = time.monotonic()
     while True:
-        now, log = page.evaluate("() => [performance.now(), window.__pv.log]")
-        done = finished_at([(t, s) for t, s in log], t0, now)
+        now, log, heard = page.evaluate(
+            "() => [performance.now(), window.__pv.log, window.__pv.heard]")
+        done = finished_at([(t, s) for t, s in log], t0, now, heard=heard)
         if done is not None:
             break
         waited = time.monotonic() - started
-        if waited > START_TIMEOUT_S and not any(t >= t0 for t, _ in log):
+        if waited > START_TIMEOUT_S and not any(t >= t0 for t, _ in log) \
+                and not any(t >= t0 for t in heard):
             raise NoRun(f"{label}: no script run {START_TIMEOUT_S} s after the click")
         if waited > VISIT_TIMEOUT_S:
             raise RuntimeError(f"{label}: not finished after {VISIT_TIMEOUT_S} s: {log[-5:]}")

@@ -72,3 +72,16 @@ def test_the_deep_link_floor_splits_a_visit_at_the_first_run() -> None:
     log = [(10.0, None), (700.0, "notRunning"), (900.0, "running"), (1500.0, "notRunning")]
     split = phases(log, [120.0, 400.0, 1200.0], total=1.5)
     assert split == pytest.approx({"scripts": 0.4, "session": 0.5, "run": 0.6, "total": 1.5})
+
+
+def test_a_run_whose_running_state_was_never_drawn_ends_at_its_last_message() -> None:
+    """A short run (Home's) can start and end within one render: no `running` is logged
+    after the click, but the app's messages arrived; the visit ends at the last one,
+    once quiet, and not while messages still come or the state is not notRunning."""
+    log = [(100.0, "initial"), (200.0, RUNNING), (900.0, IDLE)]
+    assert finished_at(log, t0=5000.0, now=9000.0, heard=[300.0, 950.0]) is None
+    heard = [300.0, 950.0, 5040.0, 5120.0]
+    assert finished_at(log, t0=5000.0, now=5500.0, heard=heard) is None  # not quiet yet
+    assert finished_at(log, t0=5000.0, now=6000.0, heard=heard) == 120.0
+    assert finished_at([*log, (5200.0, RUNNING)], t0=5000.0, now=9000.0,
+                       heard=heard) is None  # drawn running: the state rule applies
