@@ -1,7 +1,8 @@
 """Build step (the rest is pyproject.toml): a wheel carries the dashboard and the bundled
 data. app.py, pages/ and data/ stay at the top of the repository; building copies app.py,
-pages/, data/demo/ and data/benchgen/ into target_core/_app/, where target_core.config
-finds them once installed (config.INSTALLED)."""
+.streamlit/config.toml (Streamlit reads it beside the app it runs), pages/, data/demo/
+and data/benchgen/ into target_core/_app/, where target_core.config finds them once
+installed (config.INSTALLED)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-BUNDLED = ("app.py", "pages", "data/demo", "data/benchgen")
+BUNDLED = ("app.py", ".streamlit/config.toml", "pages", "data/demo", "data/benchgen")
 
 
 class BuildWithApp(build_py):

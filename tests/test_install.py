@@ -34,3 +34,16 @@ def test_the_dashboard_serves_this_machine_only_and_watches_nothing() -> None:
     assert config["server"]["fileWatcherType"] == "none"
     makefile = (root / "Makefile").read_text()
     assert "ADDRESS ?= 127.0.0.1" in makefile and "--server.address $(ADDRESS)" in makefile
+
+
+def test_the_dashboard_skips_streamlits_collection_after_each_run() -> None:
+    """runner.postScriptGC off (0.1-0.5 s of each page's run, docs/development.md): a
+    setting the pinned Streamlit knows, so a rename fails here, not silently."""
+    import tomllib
+
+    from streamlit import config as streamlit_config
+
+    root = Path(__file__).resolve().parent.parent
+    config = tomllib.loads((root / ".streamlit" / "config.toml").read_text())
+    assert config["runner"]["postScriptGC"] is False
+    assert "runner.postScriptGC" in streamlit_config._config_options_template

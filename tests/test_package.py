@@ -30,8 +30,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "app.py", "pages", "target_core",
-           "data/demo", "data/benchgen")
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "app.py", ".streamlit/config.toml",
+           "pages", "target_core", "data/demo", "data/benchgen")
 """What a build reads (the sdist's content, MANIFEST.in): the rest stays behind."""
 
 
@@ -110,6 +110,18 @@ def test_installed_package_is_used_with_its_app_and_data(installed) -> None:
     assert (Path(app_dir) / "app.py").is_file() and (Path(app_dir) / "pages" / "_ui").is_dir()
     assert (Path(demo_dir) / "demo-qa" / "corpus.jsonl").is_file()
     assert Path(workspace).is_relative_to(installed["home"])
+    # the dashboard's Streamlit settings travel with it, where Streamlit looks beside the
+    # app it runs (the installed `serve` runs from any directory, not the checkout)
+    config = Path(app_dir) / ".streamlit" / "config.toml"
+    assert config.read_text() == (ROOT / ".streamlit" / "config.toml").read_text()
+    from streamlit import config as streamlit_config
+
+    saved = streamlit_config._main_script_path
+    try:
+        streamlit_config._main_script_path = str(Path(app_dir) / "app.py")
+        assert str(config) in streamlit_config.get_config_files("config.toml")
+    finally:
+        streamlit_config._main_script_path = saved
 
 
 def test_target_explorer_runs_from_any_directory(installed) -> None:
