@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from target_core.analysis.memo import run_scores
 from target_core.analysis.stats import holm, mcnemar_exact
 from target_core.config import Settings
 from target_core.datasets import load_dataset
@@ -157,4 +158,4 @@ def _paired_p_values(hits: pd.DataFrame, base: str) -> dict[str, float]:
 def _found_column(store: RunStore, run: RunRecord, k: int) -> pd.Series:
     """1.0 where the run found every gold table within k (tasks.failure.FAILURE_RULE)."""
     return pd.Series({s.query_id: 0.0 if s.failed_at(k) else 1.0
-                      for s in store.query_scores(run.run_id)}, dtype=float)
+                      for s in run_scores(store, run).values()}, dtype=float)

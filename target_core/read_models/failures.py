@@ -25,7 +25,7 @@ from target_core.analysis.failures import (
     analyse_failures,
     title_pair,
 )
-from target_core.analysis.memo import Memo, digest, run_state
+from target_core.analysis.memo import Memo, digest, run_scores, run_state
 from target_core.config import Settings, load_settings
 from target_core.engine.notes import notes as notes
 from target_core.engine.store import RunRecord, RunStore
@@ -174,10 +174,10 @@ class MissCounts:
                          f"k = {self.k}, and their gold was within them.")
 
 
-def miss_counts(store: RunStore, run_id: str, k: int, context_k: int) -> MissCounts:
-    """Queries of `run_id` that missed a gold table within k and within `context_k`."""
+def miss_counts(store: RunStore, run: RunRecord, k: int, context_k: int) -> MissCounts:
+    """Queries of `run` that missed a gold table within k and within `context_k`."""
     low, high = sorted((k, context_k))
-    scores = store.query_scores(run_id)
+    scores = run_scores(store, run).values()
     return MissCounts(
         k=k, missed_within_k=sum(s.failed_at(k) for s in scores), context_k=context_k,
         missed_in_context=sum(s.failed_at(context_k) for s in scores),
@@ -227,7 +227,7 @@ def attribution_view(store: RunStore, run: RunRecord, k: int | None = None
              "answer wrong": counts["retrieved_wrong"]},
             {"": f"a gold table not in {given}", "answer right": counts["missed_correct"],
              "answer wrong": counts["missed_wrong"]}])
-        misses = miss_counts(store, run.run_id, k or min(run.config.top_k, 10), split.k)
+        misses = miss_counts(store, run, k or min(run.config.top_k, 10), split.k)
         if split.oracle is not None:
             o = split.oracle
             examples = pd.DataFrame(
