@@ -158,6 +158,21 @@ def test_distractors_have_keys_of_their_own(settings, handmade_dir, source) -> N
     assert resolve_haystack("3@demo-fact,demo-sql#2", settings) == "3@demo-fact,demo-sql#2"
 
 
+def test_a_curves_specs_look_each_source_up_once(settings, source, monkeypatch) -> None:
+    """resolve_haystacks gives resolve_haystack's answer for each spec and scans the
+    dataset folders once per source, not once per size (the Ablations page's curve)."""
+    from target_core.datasets import registry
+    from target_core.engine.haystack import resolve_haystacks
+
+    specs = [None, f"0@{source}", f"3@{source},demo-fact", f"30@demo-fact,{source}#1"]
+    expected = [resolve_haystack(spec, settings) for spec in specs]
+    scans: list[object] = []
+    real = registry.discover
+    monkeypatch.setattr(registry, "discover", lambda s: scans.append(s) or real(s))
+    assert resolve_haystacks(specs, settings) == expected
+    assert len(scans) == 2  # the folder and demo-fact
+
+
 def test_a_corpus_without_queries_is_a_source(settings, handmade_dir, tmp_path) -> None:
     """As TARGET's haystack sets: a folder with corpus.jsonl only gives its tables."""
     corpus = tmp_path / "gittables-like"

@@ -131,13 +131,29 @@ def resolve_haystack(spec: str | None, settings: Settings) -> str | None:
     (a registered folder given by its path runs under its name), and None for size 0,
     so N = 0 is the plain run of the dataset and reuses it. ConfigError for a malformed
     spec, naming the bad part."""
-    if spec is None:
-        return None
-    haystack = Haystack.parse(spec)
-    if haystack.size == 0:
-        return None
-    sources = tuple(registered_name(s, settings) for s in haystack.sources)
-    return replace(haystack, sources=tuple(dict.fromkeys(sources))).spec
+    return resolve_haystacks([spec], settings)[0]
+
+
+def resolve_haystacks(specs: Sequence[str | None], settings: Settings) -> list[str | None]:
+    """resolve_haystack of each spec, each source's registered name looked up once (a
+    lookup scans the dataset folders: the Ablations page's haystack curve asks for one
+    spec per size)."""
+    names: dict[str, str] = {}
+
+    def name_of(source: str) -> str:
+        if source not in names:
+            names[source] = registered_name(source, settings)
+        return names[source]
+
+    resolved: list[str | None] = []
+    for spec in specs:
+        haystack = None if spec is None else Haystack.parse(spec)
+        if haystack is None or haystack.size == 0:
+            resolved.append(None)
+            continue
+        sources = tuple(dict.fromkeys(name_of(s) for s in haystack.sources))
+        resolved.append(replace(haystack, sources=sources).spec)
+    return resolved
 
 
 def _content(table: Table) -> tuple[Any, ...]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from target_core.config import Settings
-from target_core.engine.haystack import Haystack, resolve_haystack
+from target_core.engine.haystack import Haystack, resolve_haystack, resolve_haystacks
 from target_core.engine.haystack import pool_size as count_pool
 from target_core.engine.store import RunRecord, RunStore, complete_runs
 from target_core.errors import ConfigError
@@ -82,11 +82,11 @@ def haystack_configs(dataset: str, retriever: str, sizes: Sequence[int],
                      view: TableView | None = None, top_k: int = 10,
                      limit: int | None = None, query_seed: int = 0) -> list[RunConfig]:
     """One run configuration per size, as the runner stores it (N = 0: no haystack)."""
+    specs = resolve_haystacks([Haystack(n, tuple(sources), seed).spec for n in sizes],
+                              settings)
     return [RunConfig(dataset=dataset, retriever=retriever, view=view or TableView(),
-                      top_k=top_k, limit=limit, seed=query_seed,
-                      haystack=resolve_haystack(Haystack(n, tuple(sources), seed).spec,
-                                                settings))
-            for n in sizes]
+                      top_k=top_k, limit=limit, seed=query_seed, haystack=spec)
+            for spec in specs]
 
 
 @dataclass(frozen=True)
