@@ -14,7 +14,8 @@ visit is split, on the page's own clock (ms since navigation start), into:
   first run has loaded;
 * session: until the script state first reads `running` (websocket, session, the
   server starting the run);
-* run: until the state settles on `notRunning` (page_visits.finished_at's rule).
+* run: until the state settles on `notRunning` and no element waits for its code
+  (page_visits.finished_at's rule: a chart's or grid's code loaded when first drawn).
 
 The bare app's total is the floor a deep link into any Streamlit app pays on this
 machine; what a page adds over it is the dashboard's own.

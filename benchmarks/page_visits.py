@@ -37,8 +37,13 @@ drew its `running` state (its start and end drawn in one render: Home's, once
 Streamlit's collection after each run is off) is told apart by the app's websocket
 messages: chromium also logs when each arrives, and such a visit ends at the last
 message since the start, once QUIET_MS have passed without another and the state is
-`notRunning`. A page that then shows an exception
-(`stException`) or an error alert (`stAlertContentError`) is reported as ERROR.
+`notRunning`. Nor is a page drawn while an element still shows Streamlit's grey
+placeholder (`stSkeleton`), which stands in for a chart, grid or widget until its code
+has loaded: in a new browser context that is plotly's 4.7 MB and the grid's, and the
+placeholders outlived the script's run by up to 2 s (the Failures page at 100,000
+tables); the visit ends when the last one went, if that is later. A page that then
+shows an exception (`stException`) or an error alert (`stAlertContentError`) is
+reported as ERROR.
 
 (c) The pages-folder flash: on another freshly started server, the first request is a
 deep link to /query?run=...; while it loads, every 50 ms the sidebar's navigation links
@@ -88,7 +93,7 @@ FILE_NAMES = {"app"} | {stem for p in (ROOT / "pages").glob("*.py") for stem in
 # navigation labels when they change. Times are performance.now(): ms since navigation
 # start; a click inside the app does not navigate, so the clock runs on.
 TRACKER = """(() => {
-  const pv = window.__pv = {t0: 0, log: [], nav: [], heard: []};
+  const pv = window.__pv = {t0: 0, log: [], nav: [], heard: [], waiting: []};
   const Socket = window.WebSocket;  // when each of the app's messages arrives
   window.WebSocket = class extends Socket {
     constructor(...args) {
@@ -96,11 +101,14 @@ TRACKER = """(() => {
       this.addEventListener("message", () => pv.heard.push(performance.now()));
     }
   };
-  let last = null, lastNav = null;
+  let last = null, lastNav = null, lastShown = false;
+  const PLACEHOLDER = "[data-testid='stSkeleton']";
   const look = () => {
     const app = document.querySelector("[data-testid='stApp']");
     const state = app ? app.getAttribute("data-test-script-state") : null;
     if (state !== last) { last = state; pv.log.push([performance.now(), state]); }
+    const shown = document.querySelector(PLACEHOLDER) !== null;
+    if (shown !== lastShown) { lastShown = shown; pv.waiting.push([performance.now(), shown]); }
   };
   const labels = () => Array.from(document.querySelectorAll(
       "[data-testid='stSidebarNav'] [data-testid='stSidebarNavLink']"),
@@ -151,14 +159,16 @@ class Figures:
 
 
 def finished_at(log: Sequence[tuple[float, str | None]], t0: float, now: float,
-                quiet_ms: float = QUIET_MS, heard: Sequence[float] = ()) -> float | None:
-    """Milliseconds from `t0` until the script's last run finished, or None while it
-    may still be going: the state is not `notRunning`, or neither a `running` state nor
-    (for a run whose `running` was never drawn) a message of the app (`heard`: arrival
-    times) was logged since `t0` yet, or the last of those came less than `quiet_ms`
-    before `now`."""
+                quiet_ms: float = QUIET_MS, heard: Sequence[float] = (),
+                waiting: Sequence[tuple[float, bool]] = ()) -> float | None:
+    """Milliseconds from `t0` until the script's last run finished and the page was
+    drawn, or None while it may still be going: the state is not `notRunning`, or
+    neither a `running` state nor (for a run whose `running` was never drawn) a message
+    of the app (`heard`: arrival times) was logged since `t0` yet, or an element still
+    waits for its code (`waiting`: when a placeholder began or ceased to show), or the
+    last of those came less than `quiet_ms` before `now`."""
     last_t, last_state = log[-1]
-    if last_state != "notRunning":
+    if last_state != "notRunning" or (waiting and waiting[-1][1]):
         return None
     if any(state == "running" for t, state in log if t >= t0):
         end = last_t
@@ -166,6 +176,7 @@ def finished_at(log: Sequence[tuple[float, str | None]], t0: float, now: float,
         end = max(messages)
     else:
         return None
+    end = max([end, *(t for t, shown in waiting if t >= t0 and not shown)])
     return None if now - end < quiet_ms else end - t0
 
 
@@ -197,9 +208,11 @@ def wait_finished(page: Any, t0: float, label: str) -> Visit:
     the first exception or error alert on the page then."""
     started = time.monotonic()
     while True:
-        now, log, heard = page.evaluate(
-            "() => [performance.now(), window.__pv.log, window.__pv.heard]")
-        done = finished_at([(t, s) for t, s in log], t0, now, heard=heard)
+        now, log, heard, waiting = page.evaluate(
+            "() => [performance.now(), window.__pv.log, window.__pv.heard, "
+            "window.__pv.waiting]")
+        done = finished_at([(t, s) for t, s in log], t0, now, heard=heard,
+                           waiting=[(t, shown) for t, shown in waiting])
         if done is not None:
             break
         waited = time.monotonic() - started

@@ -85,3 +85,16 @@ def test_a_run_whose_running_state_was_never_drawn_ends_at_its_last_message() ->
     assert finished_at(log, t0=5000.0, now=6000.0, heard=heard) == 120.0
     assert finished_at([*log, (5200.0, RUNNING)], t0=5000.0, now=9000.0,
                        heard=heard) is None  # drawn running: the state rule applies
+
+
+def test_a_page_is_not_drawn_while_a_placeholder_shows() -> None:
+    """A chart's or grid's grey placeholder can outlive the script's run (its code still
+    loading): the visit ends when the last placeholder went, once quiet."""
+    log = [(0.0, "initial"), (300.0, RUNNING), (1000.0, IDLE)]
+    waiting = [(400.0, True), (900.0, False), (950.0, True)]
+    assert finished_at(log, t0=0.0, now=5000.0, waiting=waiting) is None  # still shows
+    waiting.append((2900.0, False))
+    assert finished_at(log, t0=0.0, now=3500.0, waiting=waiting) is None  # not quiet yet
+    assert finished_at(log, t0=0.0, now=3800.0, waiting=waiting) == 2900.0
+    early = [(400.0, True), (700.0, False)]  # gone before the run ended: the run's end
+    assert finished_at(log, t0=0.0, now=3800.0, waiting=early) == 1000.0
