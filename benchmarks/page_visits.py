@@ -107,7 +107,8 @@ TRACKER = """(() => {
     const app = document.querySelector("[data-testid='stApp']");
     const state = app ? app.getAttribute("data-test-script-state") : null;
     if (state !== last) { last = state; pv.log.push([performance.now(), state]); }
-    const shown = document.querySelector(PLACEHOLDER) !== null;
+    const shown = Array.from(document.querySelectorAll(PLACEHOLDER)).some(
+      e => e.checkVisibility());
     if (shown !== lastShown) { lastShown = shown; pv.waiting.push([performance.now(), shown]); }
   };
   const labels = () => Array.from(document.querySelectorAll(
