@@ -14,8 +14,9 @@ visit is split, on the page's own clock (ms since navigation start), into:
   first run has loaded;
 * session: until the script state first reads `running` (websocket, session, the
   server starting the run);
-* run: until the state settles on `notRunning` and no element waits for its code
-  (page_visits.finished_at's rule: a chart's or grid's code loaded when first drawn).
+* run: until the state settles on `notRunning` (the script's run, its messages drawn);
+* draw: until no element waits for its code any more (page_visits.finished_at's rule:
+  a chart's or grid's code is loaded and run when a page in the tab first draws one).
 
 The bare app's total is the floor a deep link into any Streamlit app pays on this
 machine; what a page adds over it is the dashboard's own.
@@ -41,7 +42,7 @@ from benchmarks.page_visits import (
 )
 from scripts.screenshots import serve_app
 
-PHASES = ("scripts", "session", "run", "total")
+PHASES = ("scripts", "session", "run", "draw", "total")
 DATASET = "demo-qa"
 
 
@@ -62,11 +63,13 @@ def phases(log: Sequence[tuple[float, str | None]], loaded: Sequence[float], tot
     """The phases (seconds) of a visit that took `total` seconds, from its script-state
     log and the times its script and style files finished loading (ms since navigation
     start). Files loaded after the first run began (a chart's or a grid's code, loaded
-    when first drawn) belong to the run."""
+    when first drawn) belong to the run or the drawing; the run ends when the state last
+    became `notRunning`, and the rest of the visit is drawing."""
     running = next(t for t, state in log if state == "running")
     scripts = max([0.0, *(t for t in loaded if t < running)])
+    ended = min(log[-1][0] / 1000, total)
     return {"scripts": scripts / 1000, "session": (running - scripts) / 1000,
-            "run": total - running / 1000, "total": total}
+            "run": ended - running / 1000, "draw": total - ended, "total": total}
 
 
 def measure(workspace: Path, repeats: int) -> dict[str, list[dict[str, float]]]:

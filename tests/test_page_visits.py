@@ -66,12 +66,17 @@ def test_deep_links_name_their_subjects() -> None:
 
 def test_the_deep_link_floor_splits_a_visit_at_the_first_run() -> None:
     """benchmarks/deep_link_floor.py: scripts until the last file loaded before the first
-    run, then the session until the run starts; files loaded later are the run's."""
+    run, then the session until the run starts, the run until it ends, then the drawing."""
     from benchmarks.deep_link_floor import phases
 
     log = [(10.0, None), (700.0, "notRunning"), (900.0, "running"), (1500.0, "notRunning")]
     split = phases(log, [120.0, 400.0, 1200.0], total=1.5)
-    assert split == pytest.approx({"scripts": 0.4, "session": 0.5, "run": 0.6, "total": 1.5})
+    assert split == pytest.approx({"scripts": 0.4, "session": 0.5, "run": 0.6, "draw": 0.0,
+                                   "total": 1.5})
+    # a chart's code still loading after the run: the rest of the visit is drawing
+    split = phases(log, [120.0, 400.0, 1200.0], total=2.7)
+    assert split == pytest.approx({"scripts": 0.4, "session": 0.5, "run": 0.6, "draw": 1.2,
+                                   "total": 2.7})
 
 
 def test_a_run_whose_running_state_was_never_drawn_ends_at_its_last_message() -> None:
