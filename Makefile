@@ -60,7 +60,7 @@ $(PLUGIN_VENV)/.installed:
 plugin-venv: $(PLUGIN_VENV)/.installed
 
 test: lint typecheck browser-deps plugin-venv
-	$(BIN)/python -m pytest -n 2 --durations=25
+	$(BIN)/python -m pytest -n 2 --dist worksteal --durations=25
 
 demo-data: install
 	$(BIN)/python scripts/build_demo_data.py
