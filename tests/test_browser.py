@@ -93,3 +93,21 @@ def test_query_page_shows_generated_sql_and_answers(tmp_path: Path) -> None:
             page.screenshot(path=str(out / screenshots.file_name(target)), full_page=True)
             assert page.locator("[data-testid='stException']").count() == 0, target
             assert "heuristic (offline baseline, no model)" in page.locator("body").inner_text()
+
+
+def test_home_loads_the_chart_code_once_drawn(tmp_path: Path) -> None:
+    """Home draws no chart, yet once it is drawn the tab loads and runs plotly's code
+    (widgets.preload_chart_code), from the very file Streamlit's charts import: the
+    Datasets page's charts then load nothing more, and the preload shows nothing."""
+    env = {"TARGET_WORKSPACE": str(tmp_path / "ws")}
+    with screenshots.serve_app(env) as base, screenshots.browser_page(height=900) as page:
+        screenshots.visit(page, f"{base}/")
+        page.wait_for_function("() => window.__chartCodeLoaded === true", timeout=30_000)
+        assert page.locator("[data-testid='stPlotlyChart']").count() == 0
+        assert not page.locator(".st-key-chart-code-preload").is_visible()
+        loads = "() => performance.getEntriesByType('resource').filter(e => " \
+                "e.name.includes('/PlotlyChart.')).length"
+        assert page.evaluate(loads) == 1
+        page.locator("[data-testid='stSidebarNav'] a[href$='/datasets']").first.click()
+        page.locator("[data-testid='stPlotlyChart']").first.wait_for(timeout=60_000)
+        assert page.evaluate(loads) == 1  # the same module: not fetched again

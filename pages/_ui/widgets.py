@@ -167,3 +167,46 @@ def _rows_mode(value: str) -> str:
 def _rows_n(value: str) -> int | None:
     return None if value in ("all", "header") else parse_int("rows", value, minimum=1,
                                                              maximum=100_000)
+
+
+_PRELOAD = """<script>
+(() => {{
+  const main = document.querySelector("script[type=module][src*='/static/js/index.']");
+  if (!main || window.__chartCodePreloaded) return;
+  window.__chartCodePreloaded = true;
+  const drawn = () => {{
+    const app = document.querySelector("[data-testid='stApp']");
+    return app && app.getAttribute("data-test-script-state") === "notRunning" &&
+      !Array.from(document.querySelectorAll("[data-testid='stSkeleton']"))
+        .some(e => e.checkVisibility());
+  }};
+  const load = () => drawn()
+    ? requestIdleCallback(() => import(new URL("{chunk}", main.src).href)
+        .then(() => {{ window.__chartCodeLoaded = true; }}, () => {{}}))
+    : setTimeout(load, 200);
+  setTimeout(load, 200);
+}})();
+</script>"""
+
+
+def preload_chart_code() -> None:
+    """Once Home is drawn, the browser loads and runs plotly's code (the Streamlit
+    chunk its charts import: 4.7 MB, a 1.3 s task in chromium here), so that the first
+    page with a chart opened from Home does not wait for it (docs/speed.md). A hidden
+    element of our own script; nothing when the pinned Streamlit has no such chunk."""
+    chunk = plotly_chunk()
+    if chunk is None:
+        return
+    with st.container(key="chart-code-preload"):
+        st.html("<style>.st-key-chart-code-preload {display: none}</style>")
+        st.html(_PRELOAD.format(chunk=f"./{chunk}"), unsafe_allow_javascript=True)
+
+
+@functools.cache
+def plotly_chunk() -> str | None:
+    """The file name of the pinned Streamlit's chart chunk (PlotlyChart.<hash>.js)."""
+    from pathlib import Path
+
+    folder = Path(st.__file__).parent / "static" / "static" / "js"
+    found = sorted(folder.glob("PlotlyChart.*.js"))
+    return found[0].name if len(found) == 1 else None
