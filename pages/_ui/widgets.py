@@ -180,8 +180,9 @@ _PRELOAD = """<script>
       !Array.from(document.querySelectorAll("[data-testid='stSkeleton']"))
         .some(e => e.checkVisibility());
   }};
+  const idle = window.requestIdleCallback || (f => setTimeout(f, 50));  // Safari: none
   const load = () => drawn()
-    ? requestIdleCallback(() => import(new URL("{chunk}", main.src).href)
+    ? idle(() => import(new URL("{chunk}", main.src).href)
         .then(() => {{ window.__chartCodeLoaded = true; }}, () => {{}}))
     : setTimeout(load, 200);
   setTimeout(load, 200);
