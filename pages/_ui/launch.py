@@ -165,11 +165,10 @@ def _after_pages(limit_s: float = 5.0) -> None:
         time.sleep(0.02)
 
 
-def _import(names: list[str], *, after_pages: bool = True) -> None:
-    """Import `names`, each after any running page's script (`after_pages`)."""
+def _import(names: list[str]) -> None:
+    """Import `names`, each after any running page's script."""
     for name in names:
-        if after_pages:
-            _after_pages()
+        _after_pages()
         try:
             importlib.import_module(name)
         except Exception as exc:  # the page that imports it shows the error
