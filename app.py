@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._ui import jobs
+from pages._ui import jobs, preload
 
 st.set_page_config(page_title="TARGET Explorer", page_icon=":material/target:", layout="wide",
                    initial_sidebar_state=360)  # pixels: run labels need the room
@@ -43,4 +43,5 @@ navigation = st.navigation([*PAGES, st.Page(_home, title="Home", url_path="home"
 st.sidebar.markdown("### :material/target: TARGET Explorer")
 st.sidebar.caption("Find out why table retrieval fails.")
 jobs.sidebar()  # before the page: a page may st.stop()
+preload.preload()
 navigation.run()

@@ -41,9 +41,11 @@ message since the start, once QUIET_MS have passed without another and the state
 placeholder (`stSkeleton`), which stands in for a chart, grid or widget until its code
 has loaded: in a new browser context that is plotly's 4.7 MB and the grid's, and the
 placeholders outlived the script's run by up to 2 s (the Failures page at 100,000
-tables); the visit ends when the last one went, if that is later. A page that then
-shows an exception (`stException`) or an error alert (`stAlertContentError`) is
-reported as ERROR.
+tables); the visit ends when the last one went, if that is later. Once a page is drawn,
+the tab's first page loads the code of every other kind of element (pages/_ui/preload.py)
+in a short run of its own, which the user does not see: it is left out (finished_at). A
+page that then shows an exception (`stException`) or an error alert
+(`stAlertContentError`) is reported as ERROR.
 
 (c) The pages-folder flash: on another freshly started server, the first request is a
 deep link to /query?run=...; while it loads, every 50 ms the sidebar's navigation links
@@ -76,9 +78,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from pages._ui.preload import WARMED_AT
 from scripts.screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve_app
 
 QUIET_MS = 800  # the state must stay notRunning this long (as screenshots.settle waits)
+WARM_DRAWN_MS = 100  # the warm-up's script waits for two drawn checks 100 ms apart
 VISIT_TIMEOUT_S = 300
 START_TIMEOUT_S = 20  # a click after which no script run starts this long was lost
 TARGET_S = {"demo": 1.0, "scale": 2.0}
@@ -161,13 +165,27 @@ class Figures:
 
 def finished_at(log: Sequence[tuple[float, str | None]], t0: float, now: float,
                 quiet_ms: float = QUIET_MS, heard: Sequence[float] = (),
-                waiting: Sequence[tuple[float, bool]] = ()) -> float | None:
+                waiting: Sequence[tuple[float, bool]] = (),
+                warmed_at: float | None = None) -> float | None:
     """Milliseconds from `t0` until the script's last run finished and the page was
     drawn, or None while it may still be going: the state is not `notRunning`, or
     neither a `running` state nor (for a run whose `running` was never drawn) a message
     of the app (`heard`: arrival times) was logged since `t0` yet, or an element still
     waits for its code (`waiting`: when a placeholder began or ceased to show), or the
-    last of those came less than `quiet_ms` before `now`."""
+    last of those came less than `quiet_ms` before `now`.
+
+    The element-code warm-up (pages/_ui/preload.py), which a drawn page starts once per
+    tab, is not part of the visit: when it started (`warmed_at`) after `t0`, what came
+    from then on is left out, provided the page had been drawn (`notRunning`, no
+    placeholder) for WARM_DRAWN_MS by then; otherwise it counts."""
+    if warmed_at is not None and warmed_at >= t0:
+        before = [(t, state) for t, state in log if t < warmed_at]
+        shown = [(t, s) for t, s in waiting if t < warmed_at]
+        drawn = bool(before) and before[-1][1] == "notRunning" and not (shown and shown[-1][1])
+        since = max([*(t for t, _ in before[-1:]), *(t for t, _ in shown[-1:])],
+                    default=warmed_at)
+        if drawn and warmed_at - since >= WARM_DRAWN_MS:
+            log, waiting, heard = before, shown, [t for t in heard if t < warmed_at]
     last_t, last_state = log[-1]
     if last_state != "notRunning" or (waiting and waiting[-1][1]):
         return None
@@ -209,11 +227,11 @@ def wait_finished(page: Any, t0: float, label: str) -> Visit:
     the first exception or error alert on the page then."""
     started = time.monotonic()
     while True:
-        now, log, heard, waiting = page.evaluate(
+        now, log, heard, waiting, warmed = page.evaluate(
             "() => [performance.now(), window.__pv.log, window.__pv.heard, "
-            "window.__pv.waiting]")
+            f"window.__pv.waiting, window.{WARMED_AT} || null]")
         done = finished_at([(t, s) for t, s in log], t0, now, heard=heard,
-                           waiting=[(t, shown) for t, shown in waiting])
+                           waiting=[(t, shown) for t, shown in waiting], warmed_at=warmed)
         if done is not None:
             break
         waited = time.monotonic() - started

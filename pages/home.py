@@ -6,7 +6,7 @@ import time
 
 import streamlit as st
 
-from pages._ui import resources, shell, widgets
+from pages._ui import resources, shell
 from target_core.actions.runs import demo_suite
 from target_core.errors import TargetError
 from target_core.read_models.home import datasets_frame
@@ -59,4 +59,3 @@ st.page_link("pages/datasets.py", label="Add your own dataset: a folder on this 
 st.caption("Folders in the format of docs/data/index.md (TARGET's), BEIR folders, or "
            "`target-explorer datasets add PATH`; folders listed on TARGET_DATASETS "
            "appear too.")
-widgets.preload_chart_code()

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from browser_support import require_chromium, screenshots, wait_for_jobs
 
+from pages._ui import preload
+
 require_chromium()
 
 
@@ -95,19 +97,54 @@ def test_query_page_shows_generated_sql_and_answers(tmp_path: Path) -> None:
             assert "heuristic (offline baseline, no model)" in page.locator("body").inner_text()
 
 
-def test_home_loads_the_chart_code_once_drawn(tmp_path: Path) -> None:
-    """Home draws no chart, yet once it is drawn the tab loads and runs plotly's code
-    (widgets.preload_chart_code), from the very file Streamlit's charts import: the
-    Datasets page's charts then load nothing more, and the preload shows nothing."""
-    env = {"TARGET_WORKSPACE": str(tmp_path / "ws")}
-    with screenshots.serve_app(env) as base, screenshots.browser_page(height=900) as page:
+_SKELETONS = """(() => {
+  window.__shown = [];
+  new MutationObserver(() => document.querySelectorAll("[data-testid='stSkeleton']")
+      .forEach(e => { if (e.checkVisibility()) window.__shown.push(location.pathname); }))
+    .observe(document, {subtree: true, childList: true});
+})();"""
+_SCRIPTS = ("() => performance.getEntriesByType('resource').map(e => e.name)"
+            ".filter(n => n.endsWith('.js'))")
+
+
+def test_after_the_first_page_no_page_waits_for_element_code(tmp_path: Path) -> None:
+    """In chromium: Home draws; the warm-up then loads the code (plotly's once) unseen;
+    every other page opened from the sidebar afterwards fetches no script and shows no
+    grey placeholder; the warm-up is not drawn again in the session."""
+    from target_core.config import load_settings
+    from target_core.engine.runner import run_retrieval
+    from target_core.run_config import RunConfig
+
+    workspace = tmp_path / "ws"
+    settings = load_settings(workspace)
+    for retriever in ("bm25", "tfidf"):  # Compare, Query and Failures draw their charts
+        run_retrieval(RunConfig("demo-qa", retriever, limit=20), settings=settings)
+    with screenshots.serve_app({"TARGET_WORKSPACE": str(workspace)}) as base, \
+            screenshots.browser_page(width=1500, height=1100) as page:
+        page.add_init_script(_SKELETONS)
         screenshots.visit(page, f"{base}/")
-        page.wait_for_function("() => window.__chartCodeLoaded === true", timeout=30_000)
-        assert page.locator("[data-testid='stPlotlyChart']").count() == 0
-        assert not page.locator(".st-key-chart-code-preload").is_visible()
-        loads = "() => performance.getEntriesByType('resource').filter(e => " \
-                "e.name.includes('/PlotlyChart.')).length"
-        assert page.evaluate(loads) == 1
-        page.locator("[data-testid='stSidebarNav'] a[href$='/datasets']").first.click()
-        page.locator("[data-testid='stPlotlyChart']").first.wait_for(timeout=60_000)
-        assert page.evaluate(loads) == 1  # the same module: not fetched again
+        page.wait_for_function(f"() => window.{preload.WARMED_AT} > 0", timeout=30_000)
+        page.evaluate("() => { window.__shown = []; }")  # Home's own, before: first page
+        warm = page.locator(f".st-key-{preload.KEY}")
+        page.wait_for_function(  # drawn, hidden: every kind, none waiting for its code
+            f"""() => document.querySelectorAll(".st-key-{preload.KEY} "
+                + "[data-testid='stElementContainer']").length >= {len(preload.WARMED)}
+              && !document.querySelector(".st-key-{preload.KEY} [data-testid='stSkeleton']")
+              && performance.getEntriesByType('resource')
+                   .some(e => e.name.includes('/PlotlyChart.'))""", timeout=60_000)
+        assert not warm.is_visible() and warm.bounding_box() is None
+        assert sum("/PlotlyChart." in name for name in page.evaluate(_SCRIPTS)) == 1
+        assert page.evaluate("() => window.__shown") == []
+        loaded = set(page.evaluate(_SCRIPTS))
+        links = page.locator("[data-testid='stSidebarNav'] a")
+        hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+        assert len(hrefs) == 10
+        for href in hrefs[1:]:
+            page.locator(f"[data-testid='stSidebarNav'] a[href='{href}']").click()
+            screenshots.settle(page)
+            assert page.locator("[data-testid='stException']").count() == 0, href
+            assert set(page.evaluate(_SCRIPTS)) == loaded, (href, set(
+                page.evaluate(_SCRIPTS)) - loaded)
+            assert page.evaluate("() => window.__shown") == [], href
+            assert warm.count() == 0, href  # once per session
+        assert page.locator("[data-testid='stPlotlyChart']").count() == 0  # last: builder

@@ -103,3 +103,20 @@ def test_a_page_is_not_drawn_while_a_placeholder_shows() -> None:
     assert finished_at(log, t0=0.0, now=3800.0, waiting=waiting) == 2900.0
     early = [(400.0, True), (700.0, False)]  # gone before the run ended: the run's end
     assert finished_at(log, t0=0.0, now=3800.0, waiting=early) == 1000.0
+
+
+def test_the_element_code_warm_up_is_not_part_of_the_visit() -> None:
+    """Once a page is drawn, the tab's first page runs the hidden element-code warm-up
+    (pages/_ui/preload.py): left out of the visit when the page had been drawn a while
+    before it started, counted when it started at once (between two of the page's own
+    runs, say) or while a placeholder showed."""
+    log = [(0.0, "initial"), (300.0, RUNNING), (1000.0, IDLE), (1250.0, RUNNING),
+           (1400.0, IDLE)]
+    assert finished_at(log, t0=0.0, now=3000.0, warmed_at=1240.0) == 1000.0
+    assert finished_at(log, t0=0.0, now=1700.0, warmed_at=1240.0) is None  # not quiet
+    assert finished_at(log, t0=0.0, now=3000.0, warmed_at=1050.0) == 1400.0  # too soon
+    assert finished_at(log, t0=0.0, now=3000.0) == 1400.0  # no warm-up: the last run
+    waiting = [(1100.0, True), (1200.0, False)]
+    assert finished_at(log, t0=0.0, now=3000.0, waiting=waiting, warmed_at=1240.0) == 1400.0
+    assert finished_at(log, t0=5000.0, now=9000.0, warmed_at=1240.0,
+                       heard=[5100.0]) == 100.0  # a warm-up before the click: no matter

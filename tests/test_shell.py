@@ -262,12 +262,3 @@ def test_the_warm_up_waits_while_a_page_runs() -> None:
     stuck.set()
     other.join()
 
-
-def test_the_chart_code_home_preloads_is_in_the_pinned_streamlit() -> None:
-    """Home preloads Streamlit's chart chunk by its file name (PlotlyChart.<hash>.js,
-    found in the installed Streamlit): an upgrade that renames or splits it fails here,
-    not silently (the preload would then do nothing)."""
-    from pages._ui.widgets import plotly_chunk
-
-    chunk = plotly_chunk()
-    assert chunk is not None and chunk.startswith("PlotlyChart.") and chunk.endswith(".js")
