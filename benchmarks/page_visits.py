@@ -14,9 +14,12 @@ demo data (`python -m target_core demo-suite --wait`: minutes), or reuses
 two bm25 runs, and the dataset DIR/synthetic).
 
 What is timed, for each page:
-* (a) sidebar: in a new browser context, open Home, then click the page's sidebar link
-  (back to Home through its link between pages): the page's first visit in a session,
-  as a user makes it. Home's own figure is its load in the new context.
+* (a) sidebar: in a new browser context, open Home, stay READ_S (2 s; --read) as a user
+  reading it, then click the page's sidebar link (back to Home through its link between
+  pages): the page's first visit in a session, as a user makes it. Home's own figure is
+  its load in the new context. In those seconds the tab loads the code of every kind of
+  element (pages/_ui/preload.py); a click within about 1.5 s of Home being drawn waits
+  for part of it (--read 0 shows that).
 * (b) deep link: a new browser context opens the page's URL with its parameters: a
   browser that never saw the dashboard, which loads Streamlit's scripts first.
 * (b') deep link, cached: the same URL in a new tab of one browser context that opened
@@ -82,6 +85,7 @@ from pages._ui.preload import WARMED_AT
 from scripts.screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve_app
 
 QUIET_MS = 800  # the state must stay notRunning this long (as screenshots.settle waits)
+READ_S = 2.0  # on Home before the first sidebar click, as a user reads it (--read)
 WARM_DRAWN_MS = 100  # the warm-up's script waits for two drawn checks 100 ms apart
 VISIT_TIMEOUT_S = 300
 START_TIMEOUT_S = 20  # a click after which no script run starts this long was lost
@@ -335,12 +339,15 @@ def open_links_cached(chromium: Any, base: str, specs: Sequence[PageSpec]
         context.close()
 
 
-def tour(chromium: Any, base: str, specs: Sequence[PageSpec]) -> dict[str, Visit]:
-    """(a): Home in a new context, then each page through its sidebar link from Home."""
+def tour(chromium: Any, base: str, specs: Sequence[PageSpec], read_s: float = READ_S
+         ) -> dict[str, Visit]:
+    """(a): Home in a new context, read for `read_s`, then each page through its
+    sidebar link from Home."""
     times: dict[str, Visit] = {}
     with session(chromium) as page:
         page.goto(base + "/")
         times[specs[0].title] = wait_finished(page, 0.0, "Home")
+        page.wait_for_timeout(read_s * 1000)
         for spec in specs[1:]:
             times[spec.title] = click_link(page, spec)
             click_link(page, specs[0])
@@ -424,8 +431,8 @@ def demo_workspace(into: Path) -> Path:
     return workspace
 
 
-def measure(env: dict[str, str], specs: list[PageSpec], repeats: int, target: float
-            ) -> dict[str, Any]:
+def measure(env: dict[str, str], specs: list[PageSpec], repeats: int, target: float,
+            read_s: float = READ_S) -> dict[str, Any]:
     """(c) on one fresh server, then (a) and (b) on another; with the server's peak RSS."""
     with browser() as chromium:
         flash: dict[str, dict[str, Any]] = {}
@@ -439,7 +446,7 @@ def measure(env: dict[str, str], specs: list[PageSpec], repeats: int, target: fl
         with serve_app(env) as base, bare_app() as bare:
             open_link(chromium, bare, BARE)  # its server's first visit (cold) left out
             for _ in range(repeats):
-                for title, visit in tour(chromium, base, specs).items():
+                for title, visit in tour(chromium, base, specs, read_s).items():
                     sidebar[title].append(visit)
                 for spec in specs:
                     link[spec.title].append(open_link(chromium, base, spec))
@@ -484,6 +491,9 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--dataset", help="the dataset the links name (default: demo-qa "
                         "with --demo, synthetic with --scale)")
     parser.add_argument("--repeats", type=int, default=3, help="visits per page (default 3)")
+    parser.add_argument("--read", type=float, default=READ_S, metavar="S",
+                        help="seconds on Home before the first sidebar click (default "
+                             f"{READ_S:g}: a user reading it)")
     parser.add_argument("--json", action="store_true",
                         help="print the figures as JSON (and the table on stderr)")
     args = parser.parse_args(argv)
@@ -491,6 +501,8 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--workspace goes with --demo")
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1, not {args.repeats}")
+    if args.read < 0:
+        parser.error(f"--read must be 0 or more seconds, not {args.read:g}")
     args.dataset = args.dataset or ("demo-qa" if args.demo else "synthetic")
     return args
 
@@ -508,7 +520,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             env = {"TARGET_WORKSPACE": str(workspace)}
         runs, query = subjects(workspace, args.dataset)
         specs = page_specs(args.dataset, runs, query)
-        result = measure(env, specs, args.repeats, TARGET_S["scale" if args.scale else "demo"])
+        result = measure(env, specs, args.repeats, TARGET_S["scale" if args.scale else "demo"],
+                         args.read)
     load = Path("/proc/loadavg").read_text().split()[:3]
     out = sys.stderr if args.json else sys.stdout  # with --json, the table goes to stderr
     print(table(result["rows"]) + "\n", file=out)
@@ -518,7 +531,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                  if flash["flash"] else "no") + f"; that visit took {flash['seconds']:.2f} s"
               + (f"; ERROR: {flash['error']}" if flash["error"] else ""), file=out)
     print(f"Dashboard peak RSS after the tour: {result['peak_rss_mb']:.0f} MB; "
-          f"load average {' '.join(load)}; {args.repeats} repetition(s)", file=out)
+          f"load average {' '.join(load)}; {args.repeats} repetition(s); Home read "
+          f"{args.read:g} s before the first sidebar click", file=out)
     if args.json:
         print(json.dumps({**result, "rows": [asdict(r) | {"first": r.first, "median": r.median,
                                                            "ok": r.ok} for r in result["rows"]],

@@ -15,13 +15,15 @@ RUNNING, IDLE = "running", "notRunning"
 def test_arguments() -> None:
     demo = arguments(["--demo"])
     assert demo.demo and demo.scale is None and demo.repeats == 3 and demo.dataset == "demo-qa"
+    assert demo.read == 2.0 and arguments(["--demo", "--read", "0"]).read == 0
     scale = arguments(["--scale", "/tmp/s", "--repeats", "5", "--json"])
     assert scale.scale == Path("/tmp/s") and scale.dataset == "synthetic" and scale.json
     assert arguments(["--demo", "--workspace", "/w"]).workspace == Path("/w")
 
 
 @pytest.mark.parametrize("argv", [[], ["--demo", "--scale", "/s"], ["--scale", "/s",
-                                  "--workspace", "/w"], ["--demo", "--repeats", "0"]])
+                                  "--workspace", "/w"], ["--demo", "--repeats", "0"],
+                                  ["--demo", "--read", "-1"]])
 def test_bad_arguments_are_refused(argv: list[str]) -> None:
     with pytest.raises(SystemExit):
         arguments(argv)
