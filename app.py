@@ -43,5 +43,5 @@ navigation = st.navigation([*PAGES, st.Page(_home, title="Home", url_path="home"
 st.sidebar.markdown("### :material/target: TARGET Explorer")
 st.sidebar.caption("Find out why table retrieval fails.")
 jobs.sidebar()  # before the page: a page may st.stop()
-preload.preload()
 navigation.run()
+preload.preload()  # after the page's elements; not reached when a page stops

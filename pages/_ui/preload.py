@@ -8,14 +8,15 @@ the file comes from the cache (its Suspense throttle). So each page's first visi
 session was drawn 0.4-0.8 s later than its second (docs/speed.md), and plotly's code
 (4.7 MB, a 1.3 s task in chromium here) came on top on the first page with a chart.
 
-How. app.py calls preload() on every run, before the page. Until the session has
-warmed, it puts in the sidebar a hidden fragment with a hidden button and a script of
-ours. Once the page is drawn (the script state settled and no placeholder in view) and
-the browser is idle, the script imports plotly's code (the file Streamlit's charts
-import), and at its next check, still drawn, clicks that button. The fragment's own run
-(the page's script does not run again) then draws one element of each kind in WARMED,
-hidden; the tab has their code from then on, and the next run draws none of this. The
-script is a constant with no user or dataset text in it.
+How. app.py calls preload() on every run, after the page (so the page's own elements
+come first; a page that stops never gets there). Until the session has warmed, it puts
+at the end of the page a hidden fragment with a hidden button and a script of ours. Once
+the page is drawn (the script state settled and no placeholder in view) and the browser
+is idle, the script imports plotly's code (the file Streamlit's charts import), and at
+its next check, still drawn, clicks that button. The fragment's own run (the page's
+script does not run again) then draws one element of each kind in WARMED, hidden; the
+tab has their code from then on, and the next run draws none of this. The script is a
+constant with no user or dataset text in it.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ import functools
 from pathlib import Path
 from string import Template
 
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
+
+from target_core.figures.style import empty
 
 KEY = "element-code-preload"
 WARMED_AT = "__elementCodeWarmedAt"  # window's: when the script clicked (performance.now())
@@ -75,11 +76,11 @@ _SCRIPT = Template("""<script>
 
 
 def preload() -> None:
-    """The hidden warm-up in the sidebar, until this session has run it."""
+    """The hidden warm-up at the end of the page, until this session has run it."""
     if st.session_state.get(_WARMED):
         return
     script = _SCRIPT.substitute(key=KEY, at=WARMED_AT, chunk=plotly_chunk())
-    with st.sidebar.container(key=KEY):
+    with st.container(key=KEY):
         st.html(f"<style>.st-key-{KEY} {{display: none}}</style>")
         st.html(script, unsafe_allow_javascript=True)
         _warm_up()
@@ -103,7 +104,7 @@ def plotly_chunk() -> str:
 
 def one_of_each() -> None:
     """One element of every kind in WARMED, empty (their labels are never shown)."""
-    k, frame = f"{KEY}-", pd.DataFrame({"a": [1]})
+    k, frame = f"{KEY}-", {"a": [1]}
     st.checkbox("c", key=k + "checkbox")
     st.code("")
     st.dataframe(frame)
@@ -114,7 +115,7 @@ def one_of_each() -> None:
     st.multiselect("m", ["a"], key=k + "multiselect")
     st.number_input("n", key=k + "number_input")
     st.page_link("pages/home.py", label="Home")
-    st.plotly_chart(go.Figure(), key=k + "plotly_chart")
+    st.plotly_chart(empty(), key=k + "plotly_chart")
     st.progress(0)
     st.radio("r", ["a"], key=k + "radio")
     st.segmented_control("s", ["a"], key=k + "segmented_control")
