@@ -261,4 +261,3 @@ def test_the_warm_up_waits_while_a_page_runs() -> None:
     assert time.monotonic() - started < 1.0 and other.is_alive()
     stuck.set()
     other.join()
-
