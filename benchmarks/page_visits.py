@@ -26,8 +26,12 @@ What is timed, for each page:
   Home once before (its HTTP cache holds Streamlit's scripts): a new session, as when
   someone who has used the dashboard opens a shared link.
 Each repetition is a new context, so every visit is a first visit in its session; the
-first repetition is also the first on a freshly started server (cold caches). Targets:
-1 s on the demo workspace, 2 s at 100,000 tables (issue 28).
+first repetition is also the first on a freshly started server (cold caches). Targets
+(issue 28, which measured a page's first visit from Home): 1 s on the demo workspace,
+2 s at 100,000 tables, for (a), each page's first visit in a session. A new session's
+load (Home's in (a), every deep link) also loads Streamlit's own page and scripts, which
+a bare one-line Streamlit app takes 0.7-1.7 s to do on this machine by its load (below):
+those rows carry no target but how far their median is above the bare app's.
 
 The timing rule (finished_at): chromium logs every change of the `stApp` element's
 `data-test-script-state` with its time. A visit starts at the click (or at navigation
@@ -151,8 +155,9 @@ class Figures:
     path: str
     how: str  # "sidebar", "link" or "link, cached"
     seconds: list[float]
-    target: float
+    target: float | None  # None: a new session's load, set against the bare app instead
     errors: list[str] = field(default_factory=list)  # what any visit showed instead
+    floor: float | None = None  # the bare app's median in the same rounds (links only)
 
     @property
     def first(self) -> float:
@@ -163,8 +168,16 @@ class Figures:
         return statistics.median(self.seconds)
 
     @property
-    def ok(self) -> bool:
+    def ok(self) -> bool | None:
+        """Within the target at its first visit and its median; None without a target."""
+        if self.target is None:
+            return None if not self.errors else False
         return not self.errors and max(self.first, self.median) < self.target
+
+    @property
+    def over_floor(self) -> float | None:
+        """How far the median is above the bare app's (links only)."""
+        return None if self.floor is None else self.median - self.floor
 
 
 def finished_at(log: Sequence[tuple[float, str | None]], t0: float, now: float,
@@ -454,28 +467,44 @@ def measure(env: dict[str, str], specs: list[PageSpec], repeats: int, target: fl
                 for title, visit in open_links_cached(chromium, base, specs).items():
                     cached[title].append(visit)
             peak = peak_rss_mb(dashboard_pid(base))
-    rows = [Figures(s.title, s.link(), how, [t for t, _ in visits[s.title]], target,
-                    [e for _, e in visits[s.title] if e])
-            for how, visits in (("sidebar", sidebar), ("link", link), ("link, cached", cached))
-            for s in specs]
-    rows.append(Figures(BARE_TITLE, "/", "link", [t for t, _ in floor], target,
-                        [e for _, e in floor if e]))
-    return {"rows": rows, "flash": flash, "peak_rss_mb": peak}
+    return {"rows": figures(specs, {"sidebar": sidebar, "link": link, "link, cached": cached},
+                            floor, target), "flash": flash, "peak_rss_mb": peak}
+
+
+def figures(specs: Sequence[PageSpec], visits: dict[str, dict[str, list[Visit]]],
+            floor: Sequence[Visit], target: float) -> list[Figures]:
+    """The table's rows: `visits` by how ("sidebar", "link", "link, cached") and page,
+    then the bare app's (`floor`). The target is for a page's first visit in a session
+    (a sidebar visit); a new session's load (Home's sidebar figure, a deep link) is set
+    against the bare app's median instead, which was opened cold as they were (the
+    links with a warm browser cache get neither)."""
+    bare = statistics.median(t for t, _ in floor)
+    rows = [Figures(s.title, s.link(), how, [t for t, _ in by_page[s.title]],
+                    target if how == "sidebar" and s.path else None,
+                    [e for _, e in by_page[s.title] if e],
+                    bare if how == "link" or (how == "sidebar" and not s.path) else None)
+            for how, by_page in visits.items() for s in specs]
+    return [*rows, Figures(BARE_TITLE, "/", "link", [t for t, _ in floor], None,
+                           [e for _, e in floor if e])]
 
 
 def verdict(row: Figures) -> str:
-    return f"ERROR ({len(row.errors)}): {row.errors[0]}" if row.errors else (
-        "ok" if row.ok else "MISSED")
+    if row.errors:
+        return f"ERROR ({len(row.errors)}): {row.errors[0]}"
+    if row.target is None:
+        return "" if row.over_floor is None else f"{row.over_floor:+.2f} s on the bare app"
+    return "ok" if row.ok else "MISSED"
 
 
 def table(rows: Sequence[Figures]) -> str:
     lines = ["| page | path | first visit s | median s | target | |", "|---|---|---|---|---|---|"]
     for r in rows:
-        path = "/ (sidebar link)" if r.how == "sidebar" and r.path == "/" else (
+        path = "/ (its load in a new session)" if r.how == "sidebar" and r.path == "/" else (
             "sidebar link" if r.how == "sidebar" else f"`{r.path}`"
             + (" (browser cache warm)" if r.how == "link, cached" else ""))
-        lines.append(f"| {r.page} | {path} | {r.first:.2f} | {r.median:.2f} | "
-                     f"< {r.target:g} s | {verdict(r)} |")
+        target = "" if r.target is None else f"< {r.target:g} s"
+        lines.append(f"| {r.page} | {path} | {r.first:.2f} | {r.median:.2f} | {target} | "
+                     f"{verdict(r)} |")
     return "\n".join(lines)
 
 
@@ -535,7 +564,8 @@ def main(argv: Sequence[str] | None = None) -> None:
           f"{args.read:g} s before the first sidebar click", file=out)
     if args.json:
         print(json.dumps({**result, "rows": [asdict(r) | {"first": r.first, "median": r.median,
-                                                           "ok": r.ok} for r in result["rows"]],
+                                                           "ok": r.ok, "over_floor": r.over_floor}
+                                                          for r in result["rows"]],
                           "workspace": str(workspace), "loadavg": load}, indent=1))
 
 

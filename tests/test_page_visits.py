@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.page_visits import arguments, finished_at, flash_seconds, page_specs
+from benchmarks.page_visits import (
+    arguments,
+    figures,
+    finished_at,
+    flash_seconds,
+    page_specs,
+    verdict,
+)
 
 RUNNING, IDLE = "running", "notRunning"
 
@@ -122,3 +129,27 @@ def test_the_element_code_warm_up_is_not_part_of_the_visit() -> None:
     assert finished_at(log, t0=0.0, now=3000.0, waiting=waiting, warmed_at=1240.0) == 1400.0
     assert finished_at(log, t0=5000.0, now=9000.0, warmed_at=1240.0,
                        heard=[5100.0]) == 100.0  # a warm-up before the click: no matter
+
+
+def test_the_target_is_for_a_pages_first_visit_in_a_session() -> None:
+    """Issue 28's target holds for each page's first visit from Home; a new session's
+    load (Home's, a deep link) is set against the bare app's median instead."""
+    specs = page_specs("demo-qa", ["r1", "r2"], "q7")[:3]  # Home, Overview, Datasets
+    visits = {"sidebar": {"Home": [(1.1, None)], "Overview": [(0.4, None), (0.6, None)],
+                          "Datasets": [(1.2, None), (0.5, None)]},
+              "link": {"Home": [(1.0, None)], "Overview": [(2.5, None)],
+                       "Datasets": [(2.0, "Error: no such dataset")]},
+              "link, cached": {s.title: [(0.9, None)] for s in specs}}
+    rows = {(r.how, r.page): r for r in figures(specs, visits, [(0.8, None), (0.7, None)], 1.0)}
+    assert verdict(rows["sidebar", "Overview"]) == "ok"
+    assert verdict(rows["sidebar", "Datasets"]) == "MISSED"  # its first visit took 1.2 s
+    assert verdict(rows["sidebar", "Home"]) == "+0.35 s on the bare app"
+    assert verdict(rows["link", "Overview"]) == "+1.75 s on the bare app"
+    assert rows["link", "Overview"].ok is None and rows["link", "Home"].over_floor == \
+        pytest.approx(0.25)
+    assert verdict(rows["link", "Datasets"]).startswith("ERROR (1): Error: no such")
+    assert rows["link", "Datasets"].ok is False
+    assert verdict(rows["link, cached", "Home"]) == "" and rows["link, cached", "Home"].floor \
+        is None
+    bare = rows["link", "bare Streamlit app"]
+    assert bare.median == 0.75 and bare.target is None and verdict(bare) == ""
