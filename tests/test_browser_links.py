@@ -59,10 +59,12 @@ def test_bad_links_show_an_error_naming_the_parameter(tmp_path: Path) -> None:
     settings = load_settings(workspace)
     bm25, tfidf = (run_retrieval(RunConfig("demo-qa", spec, limit=20), settings=settings)
                    .run.run_id for spec in ("bm25", "tfidf"))
-    sample_draft(settings, load_dataset("demo-sql", settings),
+    draft = sample_draft(settings, load_dataset("demo-sql", settings),
                  load_templates(EXAMPLE_TEMPLATES_DIR), database="airline", name="air", n=1,
                  seed=0, reference_date=None, writer_spec="template",
-                 judge_spec="round-trip", templates_label="examples")[0].close()
+                 judge_spec="round-trip", templates_label="examples")[0]
+    pair = draft.pairs()[-1]  # the last: unlinked, the Review tab opens on the first
+    draft.close()
     from target_core.engine.store import RunStore
 
     query = next(RunStore.in_workspace(workspace).iter_results(bm25)).query_id
@@ -88,3 +90,10 @@ def test_bad_links_show_an_error_naming_the_parameter(tmp_path: Path) -> None:
         assert page.locator("h1").first.inner_text().strip() == "TARGET Explorer"
         # the datasets (the element-code warm-up's hidden grid, pages/_ui/preload.py, aside)
         assert page.locator("[data-testid='stDataFrame']:visible").count() == 1
+
+        # a good link to a draft's pair opens that pair in the Review tab (issue 28)
+        screenshots.visit(page, f"{base}/benchmark_builder?draft=air&pair={pair.pair_id}")
+        assert page.get_by_role("tab", name="2 · Review").get_attribute("aria-selected") \
+            == "true"
+        editor = page.locator(f".st-key-bg-edit-air-{pair.pair_id} textarea")
+        assert editor.is_visible() and editor.input_value() == pair.question
