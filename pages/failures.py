@@ -9,7 +9,7 @@ import streamlit as st
 
 from pages._ui import resources, shell, url, widgets
 from pages._ui.embedding_map import category_map_section
-from pages._ui.text import plain
+from pages._ui.text import code, plain
 from target_core.errors import TargetError
 from target_core.figures.failures import category_bars, rank_quality_bars, tag_heatmap
 from target_core.read_models.failures import (
@@ -18,7 +18,7 @@ from target_core.read_models.failures import (
     aggregates_view,
     attribution_view,
     cases_frame,
-    definitions_frame,
+    definitions,
     failures_report,
     notes,
     present_categories,
@@ -74,9 +74,9 @@ if not report.cases:
 if (share := window_share(report, run)) is not None:  # dense runs: issue 27's figure
     st.caption(f"Evidence beyond the embedding window: {share}.")
 st.plotly_chart(category_bars(report), width="stretch")
-with st.expander("Definitions", expanded=False):
-    st.dataframe(definitions_frame(report), hide_index=True, width="stretch",
-                 column_config={"definition": st.column_config.TextColumn(width="large")})
+with st.expander("Definitions", expanded=False):  # whole sentences: a list, not a grid
+    st.markdown("\n".join(f"- {code(name)} ({count} quer{'y' if count == 1 else 'ies'}): "
+                          f"{definition}" for name, count, definition in definitions(report)))
 heatmap = tag_heatmap(report)
 if heatmap is not None:
     st.plotly_chart(heatmap, width="stretch")
@@ -93,9 +93,13 @@ halves[0].caption("Query terms the gold table's indexed text lacks, by failed qu
 halves[0].dataframe(recurring.terms(scope), hide_index=True, width="stretch",
                     column_config={"share": st.column_config.NumberColumn(format="percent")})
 halves[1].caption("What the winner (the best-ranked non-gold table) has, by failed queries")
-halves[1].dataframe(recurring.features(scope), hide_index=True, width="stretch",
+features = recurring.features(scope)
+halves[1].dataframe(features, hide_index=True, width="stretch",
                     column_config={"share": st.column_config.NumberColumn(format="percent"),
-                                   "meaning": st.column_config.TextColumn(width="medium")})
+                                   "meaning": None})  # whole, below
+halves[1].caption(" ".join(f"{code(feature)}: {meaning}"
+                           for feature, meaning in zip(features["feature"], features["meaning"],
+                                                       strict=True)))
 
 st.subheader("Drill down")
 names = present_categories(report)

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from pages._ui import jobs, resources, shell, slices, url
+from pages._ui.text import code, plain
 from target_core.actions.experiments import launch_baselines
 from target_core.errors import TargetError
 from target_core.read_models.overview import (
@@ -118,16 +119,25 @@ def reproduction() -> None:
     if not done:
         st.info("None of the paper's baselines has run on this dataset with these settings.")
         return
-    st.dataframe(reproduction_table(done, paper), hide_index=True, width="stretch",
+    table = reproduction_table(done, paper)
+    st.dataframe(table, hide_index=True, width="stretch",
                  column_config={
                      **{c: st.column_config.TextColumn(alignment="right")
                         for c in REPRODUCTION_FORMATS},
-                     "note": st.column_config.TextColumn(width="large"),
-                     "open": st.column_config.LinkColumn("open", display_text="queries")})
+                     "note": None, "follows": None,  # sentences: listed below, whole
+                     "run": None,  # the link shows it
+                     "open": st.column_config.LinkColumn(
+                         "run", display_text=r"run=([^&]+)", help="The run's queries")})
     st.caption("R: TARGET's Table 2 recall (R@10; database-level R@1 for text-to-SQL); ms: "
                "mean retrieval time per query (the paper's seconds × 1000); answers: "
                "sacreBLEU, P/R/F1 or EX (Δ on SB, F1 or EX). The paper's figures are typed "
                "in from its Table 2.")
+    if notes := [(m, n) for m, n in zip(table["method"], table["note"], strict=True) if n]:
+        st.markdown("\n".join(f"- **{plain(method)}**: {plain(note)}" for method, note in notes))
+    with st.expander("The code each row follows"):
+        st.markdown("\n".join(f"- **{plain(method)}**: {code(follows)}"
+                              for method, follows in zip(table["method"], table["follows"],
+                                                         strict=True)))
     st.plotly_chart(reproduction_curves(store, done), width="stretch")
     st.caption("Figure 2 on this dataset: mean recall@k (the mean over queries of each "
                "query's recall, not R@k) of each baseline for k = 1…10. The "

@@ -1,11 +1,14 @@
 """Empty cells are blank: no page shows the text "None" (or "nan") in a table. Streamlit
 draws None in a text column as a grey "None", so every frame a page shows is checked
-for None and NaN in its object columns (numeric columns draw NaN blank). And no page
-shows a Markdown escape ("concert\\_singer"): every text element is rendered as
-Markdown renders it and every table cell read as it is drawn."""
+for None and NaN in its object columns (numeric columns draw NaN blank). No page shows
+a Markdown escape ("concert\\_singer"): every text element is rendered as Markdown
+renders it and every table cell read as it is drawn. And no cell is cut: every cell's
+text fits its column's width, but in the free-text columns whose row opens the whole
+text (FREE_TEXT)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -113,6 +116,58 @@ def _escaped_texts(at) -> list[str]:
     return [text for text in shown if _ESCAPED.search(text)]
 
 
+PX_PER_CHAR, PADDING_PX = 6.2, 16
+"""A cell's text width as the grid draws it, upper end: measured in chromium with the
+grid's font (14px Source Sans) on labels, p-values, verdicts and questions, 5.4-6.2 px
+per character; the grid pads each side by 8 px."""
+NAMED_WIDTHS = {"small": 75, "medium": 200, "large": 400}
+AUTO_MAX_PX = 500
+"""An auto-sized column grows with its longest cell up to this (the pinned grid's
+maxColumnAutoWidth, 31.25rem)."""
+FREE_TEXT = {
+    ("pages/datasets.py", "query"), ("pages/datasets.py", "answer"),
+    ("pages/datasets.py", "gold"),  # the Queries grid: a row chosen shows its query whole
+    ("pages/matrix.py", "question"),  # every run's cell opens the query in that run
+}
+
+
+def _cut_cells(page: str, element) -> list[str]:
+    """The columns of a grid whose longest cell is wider than the column can show."""
+    frame = element.value
+    if not isinstance(frame, pd.DataFrame):
+        return []
+    config = json.loads(element.proto.columns or "{}")
+    cut = []
+    for column in frame.columns:
+        settings = config.get(str(column), {})
+        if settings.get("hidden") or (page, str(column)) in FREE_TEXT \
+                or settings.get("type_config", {}).get("display_text"):
+            continue
+        width = settings.get("width")
+        room = NAMED_WIDTHS.get(width, width) if width else AUTO_MAX_PX
+        texts = [str(v) for v in frame[column] if isinstance(v, str)]
+        if texts and (longest := max(texts, key=len)) and \
+                len(longest) * PX_PER_CHAR + PADDING_PX > room:
+            cut.append(f"{column}: {longest[:60]!r} in {room} px")
+    return cut
+
+
+def test_the_cut_cell_rule() -> None:
+    """The check's own rule, on a grid drawn in AppTest."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string("""
+import pandas as pd
+import streamlit as st
+frame = pd.DataFrame({"short": ["ok"], "long": ["x" * 90], "sized": ["y" * 40],
+                      "hidden": ["z" * 90], "link": ["http://a/" + "w" * 90]})
+st.dataframe(frame, column_config={
+    "sized": st.column_config.TextColumn(width="medium"), "hidden": None,
+    "link": st.column_config.LinkColumn(display_text="open")})
+""").run()
+    assert [c.split(":")[0] for c in _cut_cells("page", at.dataframe[0])] == ["long", "sized"]
+
+
 def test_rendered_text_is_read_as_drawn() -> None:
     """The check's own rule: an escape Markdown consumes is fine, one it shows is not."""
     from pages._ui.text import code, plain
@@ -126,8 +181,8 @@ def test_rendered_text_is_read_as_drawn() -> None:
 def test_no_page_shows_none_in_a_table_or_an_escaped_markdown_character(
         app: Callable, runs: dict[str, str]) -> None:
     """One walk of every page (the workspace takes half a minute to build): no table
-    cell is null, no text shows a Markdown escape."""
-    nulls, escaped = {}, {}
+    cell is null or cut, no text shows a Markdown escape."""
+    nulls, escaped, cut = {}, {}, {}
     for page, params in _pages(runs):
         at = app(page, **params)
         assert not at.exception and not at.error, (page, params, at.error)
@@ -137,7 +192,10 @@ def test_no_page_shows_none_in_a_table_or_an_escaped_markdown_character(
             value = frame.value
             if isinstance(value, pd.DataFrame) and (bad := _none_cells(value)):
                 nulls[f"{page} {params} #{i}"] = bad
+            if too_wide := _cut_cells(page, frame):
+                cut[f"{page} {params} #{i}"] = too_wide
         if bad := _escaped_texts(at):
             escaped[f"{page} {params}"] = bad[:3]
     assert not nulls, nulls
     assert not escaped, escaped
+    assert not cut, cut

@@ -53,10 +53,10 @@ def failures_report(store: RunStore, dataset: TableLookup, run_id: str, k: int,
                                                       settings=settings))
 
 
-def definitions_frame(report: FailureReport) -> pd.DataFrame:
-    """One row per category: its count in `report` and its definition."""
-    return pd.DataFrame([{"category": n, "queries": report.counts[n], "definition": d}
-                         for n, d in CATEGORIES.items()])
+def definitions(report: FailureReport) -> list[tuple[str, int, str]]:
+    """Each category with its count in `report` and its definition (Markdown: the text
+    docs/failures.md shows), in CATEGORIES order."""
+    return [(n, report.counts[n], d) for n, d in CATEGORIES.items()]
 
 
 def present_categories(report: FailureReport) -> list[str]:
@@ -240,5 +240,5 @@ def attribution_view(store: RunStore, run: RunRecord, k: int | None = None
 
 __all__ = ["ATTRIBUTION_EXAMPLES", "AggregatesView", "AttributionView", "MissCounts",
            "aggregates_view", "attribution_view",
-           "cases_frame", "definitions_frame", "failures_report", "miss_counts",
+           "cases_frame", "definitions", "failures_report", "miss_counts",
            "present_categories", "top_tables", "window_share"]
