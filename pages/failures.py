@@ -97,9 +97,9 @@ features = recurring.features(scope)
 halves[1].dataframe(features, hide_index=True, width="stretch",
                     column_config={"share": st.column_config.NumberColumn(format="percent"),
                                    "meaning": None})  # whole, below
-halves[1].caption(" ".join(f"{code(feature)}: {meaning}"
-                           for feature, meaning in zip(features["feature"], features["meaning"],
-                                                       strict=True)))
+if not features.empty:
+    halves[1].caption(" ".join(f"{code(feature)}: {meaning}" for feature, meaning
+                               in zip(features["feature"], features["meaning"], strict=True)))
 
 st.subheader("Drill down")
 names = present_categories(report)
