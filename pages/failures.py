@@ -111,13 +111,15 @@ st.caption(plain(CATEGORIES[category]))
 cases = cases_frame(report, category)
 if query_notes := notes_by_query(notes(store, run.config.dataset)):  # saved probes
     cases["note"] = [query_notes.get(q, "") for q in report.frame(category)["query_id"]]
-st.dataframe(cases, hide_index=True, width="stretch", height=widgets.grid_height(len(cases), 12),
+WRAPPED = {"query": 240, "why": 350, "also in": 160}  # wide text wraps: rows grow to fit
+row_px = widgets.wrapped_row_height(cases, WRAPPED)
+st.dataframe(cases, hide_index=True, width="stretch", row_height=row_px,
+             height=widgets.grid_height(len(cases), 12, row_px or 35),
              column_config={
                  "open": st.column_config.LinkColumn("query_id", display_text=r"query=(.+)$",
                                                      help="Open the query in this run"),
-                 "query": st.column_config.TextColumn(width=340),
-                 "why": st.column_config.TextColumn(width=290),
-                 "best gold rank": st.column_config.NumberColumn("best rank", format="%d")})
+                 **{c: st.column_config.TextColumn(width=w) for c, w in WRAPPED.items()},
+                 "best gold rank": st.column_config.TextColumn("best rank", alignment="right")})
 
 downloads = st.columns(2)
 downloads[0].download_button("Download all failed queries (CSV)",

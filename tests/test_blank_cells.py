@@ -9,6 +9,7 @@ text (FREE_TEXT)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -82,6 +83,8 @@ def _pages(runs: dict[str, str]) -> list[tuple[str, dict[str, str]]]:
         ("pages/compare.py", {"runs": f"{sql},{runs['demo-sql-tfidf']}", "slice": "difficulty"}),
         ("pages/matrix.py", {"dataset": "demo-sql"}),
         ("pages/failures.py", {"run": qa}),
+        # its explanations run to a few lines: the drill-down wraps them
+        ("pages/failures.py", {"run": sql, "category": "sibling-confusion"}),
         ("pages/failures.py", {"run": sql}),
         ("pages/ablations.py", {"dataset": "demo-qa"}),
         ("pages/ablations.py", {"dataset": "demo-sql"}),
@@ -116,10 +119,11 @@ def _escaped_texts(at) -> list[str]:
     return [text for text in shown if _ESCAPED.search(text)]
 
 
-PX_PER_CHAR, PADDING_PX = 6.2, 16
+PX_PER_CHAR, PADDING_PX, LINE_PX = 6.2, 16, 20
 """A cell's text width as the grid draws it, upper end: measured in chromium with the
 grid's font (14px Source Sans) on labels, p-values, verdicts and questions, 5.4-6.2 px
-per character; the grid pads each side by 8 px."""
+per character; the grid pads each side by 8 px. In rows taller than 64 px the grid wraps
+text, about 19 px a line (seen in chromium): a wrapped cell fits when its lines do."""
 NAMED_WIDTHS = {"small": 75, "medium": 200, "large": 400}
 AUTO_MAX_PX = 500
 """An auto-sized column grows with its longest cell up to this (the pinned grid's
@@ -137,6 +141,8 @@ def _cut_cells(page: str, element) -> list[str]:
     if not isinstance(frame, pd.DataFrame):
         return []
     config = json.loads(element.proto.columns or "{}")
+    row_px = element.proto.row_height if element.proto.HasField("row_height") else 0
+    lines = (row_px - PADDING_PX) // LINE_PX if row_px > 64 else 1
     cut = []
     for column in frame.columns:
         settings = config.get(str(column), {})
@@ -147,8 +153,8 @@ def _cut_cells(page: str, element) -> list[str]:
         room = NAMED_WIDTHS.get(width, width) if width else AUTO_MAX_PX
         texts = [str(v) for v in frame[column] if isinstance(v, str)]
         if texts and (longest := max(texts, key=len)) and \
-                len(longest) * PX_PER_CHAR + PADDING_PX > room:
-            cut.append(f"{column}: {longest[:60]!r} in {room} px")
+                math.ceil(len(longest) * PX_PER_CHAR / (room - PADDING_PX)) > lines:
+            cut.append(f"{column}: {longest[:60]!r} in {room} px, {lines} line(s)")
     return cut
 
 
@@ -166,6 +172,29 @@ st.dataframe(frame, column_config={
     "link": st.column_config.LinkColumn(display_text="open")})
 """).run()
     assert [c.split(":")[0] for c in _cut_cells("page", at.dataframe[0])] == ["long", "sized"]
+    wrapped = AppTest.from_string("""
+import pandas as pd
+import streamlit as st
+frame = pd.DataFrame({"two": ["x" * 50], "three": ["y" * 150]})
+st.dataframe(frame, row_height=60, column_config={
+    "two": st.column_config.TextColumn(width=200), "three": st.column_config.TextColumn(width=200)})
+st.dataframe(frame, row_height=56 + 1 * 20, column_config={
+    "two": st.column_config.TextColumn(width=200), "three": st.column_config.TextColumn(width=200)})
+""").run()
+    assert len(_cut_cells("page", wrapped.dataframe[0])) == 2  # 60 px: no wrapping
+    assert [c.split(":")[0] for c in _cut_cells("page", wrapped.dataframe[1])] == ["three"]
+
+
+def test_wrapped_rows_are_as_tall_as_their_longest_cell() -> None:
+    """pages/_ui/widgets.wrapped_row_height: no height when every cell fits one line, the
+    grid's least wrapping height for two lines, then 20 px a line, up to its limit."""
+    from pages._ui.widgets import wrapped_row_height
+
+    frame = pd.DataFrame({"a": ["x" * 20, "y" * 5], "b": ["z" * 100, ""]})
+    assert wrapped_row_height(frame, {"a": 200}) is None  # 20 × 6.2 = 124 px: one line
+    assert wrapped_row_height(frame, {"a": 100}) == 65  # 2 lines of 84 px: 56, at least 65
+    assert wrapped_row_height(frame, {"a": 200, "b": 200}) == 4 * 20 + 16  # 620 / 184 px
+    assert wrapped_row_height(frame, {"b": 50}, most_lines=8) == 8 * 20 + 16
 
 
 def test_rendered_text_is_read_as_drawn() -> None:

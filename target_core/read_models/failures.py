@@ -67,7 +67,8 @@ def present_categories(report: FailureReport) -> list[str]:
 def cases_frame(report: FailureReport, category: str | None) -> pd.DataFrame:
     """The failed queries (of `category`, or all) as the drill-down shows them: `open`
     (the Query page's link, shown as the query id), the query, why it is in `category`,
-    its best gold rank, its tag (blank without one) and the other categories it is in."""
+    its best gold rank (text: "not ranked" when the run ranked none of its gold tables), its
+    tag (blank without one) and the other categories it is in."""
     cases = report.frame(category)
     cases.insert(0, "open", [query_link(report.run_id, q) for q in cases["query_id"]])
     cases["tag"] = cases["tag"].fillna("").astype(str)
@@ -75,6 +76,9 @@ def cases_frame(report: FailureReport, category: str | None) -> pd.DataFrame:
         return cases.drop(columns=["query_id"])
     cases["also in"] = [", ".join(c for c in cats.split(", ") if c != category)
                         for cats in cases["categories"]]
+    # text: a gold table the run did not rank at all would be drawn as a grey "None"
+    cases["best gold rank"] = ["not ranked" if rank is None or rank != rank else str(int(rank))
+                               for rank in cases["best gold rank"]]
     return cases[["open", "query", "why", "best gold rank", "tag", "also in"]]
 
 
