@@ -12,6 +12,7 @@ from pages._ui.embedding_map import category_map_section
 from pages._ui.text import code, plain
 from target_core.errors import TargetError
 from target_core.figures.failures import category_bars, rank_quality_bars, tag_heatmap
+from target_core.read_models.cells import wrapped_row_height
 from target_core.read_models.failures import (
     ALL,
     CATEGORIES,
@@ -112,7 +113,7 @@ cases = cases_frame(report, category)
 if query_notes := notes_by_query(notes(store, run.config.dataset)):  # saved probes
     cases["note"] = [query_notes.get(q, "") for q in report.frame(category)["query_id"]]
 WRAPPED = {"query": 240, "why": 350, "also in": 160}  # wide text wraps: rows grow to fit
-row_px = widgets.wrapped_row_height(cases, WRAPPED)
+row_px = wrapped_row_height(cases, WRAPPED)
 st.dataframe(cases, hide_index=True, width="stretch", row_height=row_px,
              height=widgets.grid_height(len(cases), 12, row_px or 35),
              column_config={

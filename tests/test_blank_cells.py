@@ -186,9 +186,9 @@ st.dataframe(frame, row_height=56 + 1 * 20, column_config={
 
 
 def test_wrapped_rows_are_as_tall_as_their_longest_cell() -> None:
-    """pages/_ui/widgets.wrapped_row_height: no height when every cell fits one line, the
+    """read_models.cells.wrapped_row_height: no height when every cell fits one line, the
     grid's least wrapping height for two lines, then 20 px a line, up to its limit."""
-    from pages._ui.widgets import wrapped_row_height
+    from target_core.read_models.cells import wrapped_row_height
 
     frame = pd.DataFrame({"a": ["x" * 20, "y" * 5], "b": ["z" * 100, ""]})
     assert wrapped_row_height(frame, {"a": 200}) is None  # 20 × 6.2 = 124 px: one line

@@ -4,9 +4,8 @@ picker, and the few helpers around them."""
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import streamlit as st
 
@@ -86,24 +85,6 @@ def _opened_or_stop(name: str | None, open_dataset: Callable[[str], T]) -> T:
 def grid_height(n_rows: int, max_rows: int = 10, row_px: int = 35) -> int:
     """Pixel height for a dataframe showing up to `max_rows` rows without empty filler."""
     return 38 + row_px * max(1, min(n_rows, max_rows))
-
-
-PX_PER_CHAR, CELL_PADDING_PX, LINE_PX = 6.2, 16, 20
-"""A grid cell's text as drawn (14px Source Sans, upper end: 5.4-6.2 px per character
-measured in chromium), the grid's padding on both sides, and a wrapped line's height."""
-WRAP_MIN_ROW_PX = 65
-"""The pinned grid wraps text only in rows taller than 4rem (64 px)."""
-
-
-def wrapped_row_height(frame: Any, widths: dict[str, int], most_lines: int = 8) -> int | None:
-    """A row height at which the grid wraps every cell of the columns in `widths`
-    (column -> width in px) whole, or None when each fits on one line (the default
-    row). Beyond `most_lines` lines a cell is cut: the caller's details show it."""
-    lines = max((math.ceil(len(str(text)) * PX_PER_CHAR / (width - CELL_PADDING_PX))
-                 for column, width in widths.items() for text in frame[column]), default=1)
-    if lines <= 1:
-        return None
-    return max(WRAP_MIN_ROW_PX, min(lines, most_lines) * LINE_PX + CELL_PADDING_PX)
 
 
 def view_picker(key: str, default: str = "default", *, in_url: bool = False) -> TableView:

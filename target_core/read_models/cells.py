@@ -1,10 +1,12 @@
 """Cells as the dashboard draws them. Streamlit draws a null cell of any column type as
 a grey "None" (a Styler's na_rep does not reach it), so a number column that may miss
 values ("not measured", "the paper gives none") is shown as text, formatted here, with
-a blank for the missing ones. Columns that are never missing stay numbers (they sort)."""
+a blank for the missing ones. Columns that are never missing stay numbers (they sort).
+And how wide a cell's text is drawn, for widths and row heights that show it whole."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import pandas as pd
@@ -41,3 +43,23 @@ def display_column(values: pd.Series) -> pd.Series:
 def _empty(value: object) -> bool:
     """None, or the NaN pandas puts in its place in a numeric column."""
     return value is None or (isinstance(value, float) and value != value)
+
+
+PX_PER_CHAR, CELL_PADDING_PX, LINE_PX = 6.2, 16, 20
+"""A grid cell's text as drawn (14px Source Sans, upper end: 5.4-6.2 px per character
+measured in chromium on labels, p-values, verdicts and questions), the grid's padding on
+both sides, and a wrapped line's height (about 19 px seen)."""
+WRAP_MIN_ROW_PX = 65
+"""The pinned grid wraps text only in rows taller than 4rem (64 px)."""
+
+
+def wrapped_row_height(frame: pd.DataFrame, widths: Mapping[str, int],
+                       most_lines: int = 8) -> int | None:
+    """A row height at which the grid wraps every cell of the columns in `widths`
+    (column -> width in px) whole, or None when each fits on one line (the default
+    row). Beyond `most_lines` lines a cell is cut: the caller's details show it."""
+    lines = max((math.ceil(len(str(text)) * PX_PER_CHAR / (width - CELL_PADDING_PX))
+                 for column, width in widths.items() for text in frame[column]), default=1)
+    if lines <= 1:
+        return None
+    return max(WRAP_MIN_ROW_PX, min(lines, most_lines) * LINE_PX + CELL_PADDING_PX)

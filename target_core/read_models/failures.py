@@ -29,6 +29,7 @@ from target_core.analysis.memo import Memo, digest, run_scores, run_state
 from target_core.config import Settings, load_settings
 from target_core.engine.notes import notes as notes
 from target_core.engine.store import RunRecord, RunStore
+from target_core.read_models.cells import formatted
 from target_core.read_models.links import query_link
 from target_core.types import TableLookup
 
@@ -77,7 +78,7 @@ def cases_frame(report: FailureReport, category: str | None) -> pd.DataFrame:
     cases["also in"] = [", ".join(c for c in cats.split(", ") if c != category)
                         for cats in cases["categories"]]
     # text: a gold table the run did not rank at all would be drawn as a grey "None"
-    cases["best gold rank"] = ["not ranked" if rank is None or rank != rank else str(int(rank))
+    cases["best gold rank"] = [formatted(rank, ".0f") or "not ranked"
                                for rank in cases["best gold rank"]]
     return cases[["open", "query", "why", "best gold rank", "tag", "also in"]]
 

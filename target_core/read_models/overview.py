@@ -287,6 +287,8 @@ def split_answer_extras(shown: pd.DataFrame, bold: pd.DataFrame
 
 def text_widths(frame: pd.DataFrame, px_per_char: float = 6.8, most: int = 420
                 ) -> dict[str, int]:
-    """Column -> pixels that show its header and its longest cell whole."""
+    """Column -> pixels that show its header and its longest cell whole. More per
+    character than a body cell's (cells.PX_PER_CHAR): headers and the best cells are
+    drawn bold."""
     return {str(c): min(most, 20 + int(px_per_char * max(
         [len(str(c)), *(len(str(v)) for v in frame[c])]))) for c in frame.columns}
