@@ -68,6 +68,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from target_core.llm.client import forget_server
+
 DIMENSION = 64
 FAULTS = ("401", "429", "500", "502", "503", "malformed", "sleep")
 _WORDS = re.compile(r"\w+", re.UNICODE)
@@ -237,6 +239,8 @@ class FakeOpenAI:
             self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        # the next fake may get this port: it must be asked anew, as a restarted server is
+        forget_server(self.base_url)
 
     # --- responses ---------------------------------------------------------------------
     def embeddings(self, body: dict[str, Any]) -> dict[str, Any]:

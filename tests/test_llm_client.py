@@ -201,6 +201,24 @@ def test_window_from_the_models_list(tmp_path: Path, fake_openai: FakeOpenAI) ->
     assert limit.source == "the server's models list"
 
 
+def test_a_restarted_server_is_asked_again(tmp_path: Path, fake_openai: FakeOpenAI,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a server said is believed for PROBE_TTL_S, then asked again (a server restarted
+    on the same address with another window is seen); a stopped server is forgotten."""
+    from target_core.llm import client
+
+    fake_openai.models = [{"id": "test-model", "max_model_len": 2048}]
+    assert generator(tmp_path, fake_openai).prompt_limit("sql").window == 2048
+    fake_openai.models = [{"id": "test-model", "max_model_len": 4096}]
+    assert generator(tmp_path, fake_openai).prompt_limit("sql").window == 2048
+    now = time.monotonic()
+    monkeypatch.setattr(client.time, "monotonic", lambda: now + client.PROBE_TTL_S + 1)
+    assert generator(tmp_path, fake_openai).prompt_limit("sql").window == 4096
+    fake_openai.models = [{"id": "test-model", "max_model_len": 1024}]
+    client.forget_server(fake_openai.base_url)
+    assert generator(tmp_path, fake_openai).prompt_limit("sql").window == 1024
+
+
 def test_unknown_window_is_the_setting(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     made = generator(tmp_path, fake_openai)
     limit = made.prompt_limit("qa")

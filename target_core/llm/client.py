@@ -17,7 +17,8 @@ errors are deterministic and fail at once. Messages keep the server's own words 
 (the key scrubbed), say the status once, and count attempts only when there were more
 than one.
 
-What a server says about itself (`probe`, once per server and model per process):
+What a server says about itself (`probe`, once per server and model, remembered for
+PROBE_TTL_S so a server restarted on the same address with another model is seen):
 llama.cpp's `GET /props` (the context per slot `default_generation_settings.n_ctx`,
 `total_slots`) and `POST /tokenize` (exact counts), else the models list (`GET
 /v1/models`: vLLM's `max_model_len`, llama.cpp's `meta.n_ctx_train`), else OpenAI's known
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from target_core.errors import ConfigError
+from target_core.llm import negotiation
 from target_core.llm.negotiation import learn_window
 from target_core.llm.servers import (
     DEFAULT_BASE_URL,
@@ -126,9 +128,23 @@ class ServerInfo:
                     not self.params or name in self.params))}
 
 
-_INFO: dict[tuple[str, str], ServerInfo] = {}
-"""(server, model) -> what the server said about itself (probe), once per process."""
+PROBE_TTL_S = 60.0
+"""How long what a server said about itself is believed: a run's requests ask once, and a
+server restarted on the same address (another model, another window) is asked again for
+the next run a minute later at most."""
+
+_INFO: dict[tuple[str, str], tuple[float, ServerInfo]] = {}
+"""(server, model) -> when the server was asked, and what it said (probe)."""
 _INFO_LOCK = threading.Lock()
+
+
+def forget_server(base_url: str) -> None:
+    """Forget what `base_url` said about itself and what was learned from its replies, for
+    every model (a server that stopped: another may start on its address)."""
+    with _INFO_LOCK:
+        for key in [k for k in _INFO if k[0] == base_url.rstrip("/")]:
+            del _INFO[key]
+    negotiation.forget(base_url)
 
 
 class LLMClient:
@@ -261,15 +277,17 @@ class LLMClient:
     # --- what the server says about itself ------------------------------------------------
 
     def probe(self, model: str) -> ServerInfo:
-        """What the server reports (see the module docstring); asked once per process."""
+        """What the server reports (see the module docstring); asked again once what it
+        said is PROBE_TTL_S old."""
         key = (self.base_url, model)
         with _INFO_LOCK:
-            if key in _INFO:
-                return _INFO[key]
+            asked = _INFO.get(key)
+        if asked is not None and time.monotonic() - asked[0] < PROBE_TTL_S:
+            return asked[1]
         info = self._probe(model)
         with _INFO_LOCK:
-            _INFO.setdefault(key, info)
-            return _INFO[key]
+            _INFO[key] = (time.monotonic(), info)
+        return info
 
     def _probe(self, model: str) -> ServerInfo:
         window, source, slots, batch, tokenize, llama = None, "", None, None, False, False

@@ -36,6 +36,7 @@ from typing import Any
 
 from target_core.config import SAMPLING_DEFAULTS, Settings
 from target_core.errors import ConfigError, UnknownNameError
+from target_core.llm.client import forget_server
 
 log = logging.getLogger(__name__)
 
@@ -176,9 +177,11 @@ class LlamaServer:
         return _get_json(f"{self.address}/props", timeout=10.0)
 
     def stop(self) -> None:
-        """Stop serving; xllamacpp's Server ends its loop when released."""
+        """Stop serving; xllamacpp's Server ends its loop when released. What the server
+        said about itself is forgotten: another may start on its port."""
         handle, self._handle = self._handle, None
         del handle
+        forget_server(self.base_url)
 
 
 _servers: dict[tuple[Path, ServerOptions], LlamaServer] = {}

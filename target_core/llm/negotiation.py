@@ -54,6 +54,15 @@ def learned_window(base_url: str, model: str) -> int | None:
         return _LEARNED_WINDOWS.get((base_url.rstrip("/"), model))
 
 
+def forget(base_url: str) -> None:
+    """Forget the steps and the window learned from `base_url`, for every model."""
+    server = base_url.rstrip("/")
+    with _STATE_LOCK:
+        for learned in (_FORMATS, _LEARNED_WINDOWS):
+            for key in [k for k in learned if k[0] == server]:
+                del learned[key]
+
+
 def response_format(step: int, schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """What a request carries at `step`: the strict schema, json_object (with the schema
     inside, as llama.cpp reads it), or nothing."""
