@@ -40,6 +40,7 @@ from target_core.config import Settings
 from target_core.embeddings.base import EmbeddingError, Kind, check_texts, normalize_rows
 from target_core.errors import ConfigError
 from target_core.llm.client import CallFailed, LLMClient
+from target_core.llm.negotiation import learn_input_limit, learned_input_limit
 from target_core.llm.servers import is_openai
 from target_core.llm.window import ServerCounter
 from target_core.progress import Progress, no_progress
@@ -57,9 +58,6 @@ SPECIAL_TOKENS = 8
 """Room for the tokens a server adds to an input (BOS, EOS): counts leave them out."""
 TOO_LARGE = re.compile(r"too large to process.*?current batch size: (\d+)", re.DOTALL)
 """llama.cpp's refusal of an embedding input longer than its physical batch."""
-_LEARNED: dict[tuple[str, str], int] = {}
-"""(server, model) -> the input limit a server named: later embedders start from it."""
-_LEARNED_LOCK = threading.Lock()
 MODEL_MAX_TOKENS = {"text-embedding-3-small": 8191, "text-embedding-3-large": 8191,
                     "text-embedding-ada-002": 8191}
 MODEL_DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072,
@@ -147,7 +145,7 @@ class OpenAIEmbedder:
     def max_tokens(self) -> int:
         """Tokens an input is cut to (asks the server the first time; module docstring)."""
         if self._max_tokens is None:
-            learned = _LEARNED.get((self.base_url, self.model))
+            learned = learned_input_limit(self.base_url, self.model)
             info = self.client.probe(self.model)
             if learned:
                 self._max_tokens = learned
@@ -244,8 +242,7 @@ class OpenAIEmbedder:
             log.warning("%s takes at most %d tokens per input, not %d: cutting again",
                         self.server, exc.batch, self.max_tokens)
             self.max_tokens = limit
-            with _LEARNED_LOCK:
-                _LEARNED[(self.base_url, self.model)] = limit
+            learn_input_limit(self.base_url, self.model, limit)
             vectors = self._embed(items, progress)
         if kind == "query":
             with self._lock:

@@ -1,7 +1,9 @@
 """What the LLM client learns about a server and model, remembered for the process:
 which structured-output step it accepts (strict `json_schema`, then `json_object` with
 the schema inside, as llama.cpp reads it, then the prompt alone; a refused step is never
-tried again) and the context window a server named in an error. llm/client.py learns
+tried again), the context window a server named in an error and the embedding input
+limit it named (later embedders start from it). `forget` drops all of it, for a server
+that stopped (llm/client.py's `forget_server`). llm/client.py learns
 them from responses; llm/chat.py asks before each request. A refused step also outlives
 the process: it is kept in the response cache under the model's own key
 (`remember_format`, `recall_format`), so a rerun does not ask with it again.
@@ -25,6 +27,8 @@ FORMAT_STEPS = ("json_schema", "json_object", "prompt")
 _FORMATS: dict[tuple[str, str], int] = {}
 """(server, model) -> index in FORMAT_STEPS of the strictest step the server accepts."""
 _LEARNED_WINDOWS: dict[tuple[str, str], int] = {}
+_INPUT_LIMITS: dict[tuple[str, str], int] = {}
+"""(server, model) -> the embedding input limit (tokens) the server named."""
 _STATE_LOCK = threading.Lock()
 
 
@@ -54,11 +58,21 @@ def learned_window(base_url: str, model: str) -> int | None:
         return _LEARNED_WINDOWS.get((base_url.rstrip("/"), model))
 
 
+def learn_input_limit(base_url: str, model: str, limit: int) -> None:
+    with _STATE_LOCK:
+        _INPUT_LIMITS[(base_url.rstrip("/"), model)] = limit
+
+
+def learned_input_limit(base_url: str, model: str) -> int | None:
+    with _STATE_LOCK:
+        return _INPUT_LIMITS.get((base_url.rstrip("/"), model))
+
+
 def forget(base_url: str) -> None:
-    """Forget the steps and the window learned from `base_url`, for every model."""
+    """Forget everything learned from `base_url`, for every model."""
     server = base_url.rstrip("/")
     with _STATE_LOCK:
-        for learned in (_FORMATS, _LEARNED_WINDOWS):
+        for learned in (_FORMATS, _LEARNED_WINDOWS, _INPUT_LIMITS):
             for key in [k for k in learned if k[0] == server]:
                 del learned[key]
 

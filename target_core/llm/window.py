@@ -184,6 +184,12 @@ def learned_share(base_url: str, model: str) -> float | None:
         return _SHARES.get((base_url.rstrip("/"), model))
 
 
+def forget_shares(base_url: str) -> None:
+    with _LOCK:
+        for key in [k for k in _SHARES if k[0] == base_url.rstrip("/")]:
+            del _SHARES[key]
+
+
 def share_after(overflow: Overflow, our_count: int, share: float) -> float:
     """The share to use after a refusal of a prompt we counted `our_count` tokens, when
     `share` was used."""
