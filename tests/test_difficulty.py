@@ -23,7 +23,7 @@ from target_core.datasets import load_dataset
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.figures.slices import slice_bars
-from target_core.read_models.slices import by_slice
+from target_core.read_models.slices import by_slice, runs_by_slice
 from target_core.run_config import GenerationConfig, RunConfig
 from target_core.types import Query
 
@@ -122,20 +122,55 @@ def test_pages_show_the_slices(app, tmp_path: Path) -> None:
     at = app("pages/overview.py")
     assert "By query metadata" in [h.value for h in at.subheader]
     assert at.selectbox(key="overview-slice-demo-sql").value == "difficulty"
-    table = next(d.value for d in at.dataframe if "slice" in d.value.columns)
-    assert list(table["slice"])[0] == "easy" and "bm25 → heuristic · EX" in table.columns
+    # 4 levels against 2 runs x 5 metrics: a row per run and metric
+    table = next(d.value for d in at.dataframe
+                 if list(d.value.columns[:2]) == ["run", "metric"])
+    levels = [c.partition(" (") for c in table.columns[2:]]
+    assert [level for level, _, _ in levels] == ["easy", "medium", "hard", "extra"]
+    assert sum(int(count.rstrip(")")) for _, _, count in levels) == 40
+    assert list(table["metric"][:5]) == ["R@1", "R@1 tables", "EX", "EM", "VES"]
+    assert set(table["run"]) == {"bm25 → heuristic", "tfidf → heuristic"}
     at = app("pages/compare.py", runs=",".join(ids), slice="database_id")
     assert not at.error
     assert at.selectbox(key="compare-slice-demo-sql").value == "database_id"
-    table = next(d.value for d in at.dataframe if "slice" in d.value.columns)
-    assert table["queries"].sum() == 40
-    assert [c for c in table.columns if c.endswith(" · EX")] == [
-        "bm25 → heuristic · EX", "tfidf → heuristic · EX"]
+    # fewer databases than the 2 runs' 10 metrics: a row per run and metric again
+    table = next(d.value for d in at.dataframe
+                 if list(d.value.columns[:2]) == ["run", "metric"])
+    assert sum(int(c.rpartition(" (")[2].rstrip(")")) for c in table.columns[2:]) == 40
+    cells = dict(zip(table["metric"], table[table.columns[2]], strict=False))
+    assert len(cells["EX"].partition(".")[2]) == 3 and len(cells["VES"].partition(".")[2]) == 2
     at.selectbox(key="compare-slice-demo-sql").set_value("difficulty").run()
     assert at.query_params["slice"] in ("difficulty", ["difficulty"])
-    table = next(d.value for d in at.dataframe if "slice" in d.value.columns)
-    assert list(table["slice"]) == [lv for lv in ("easy", "medium", "hard", "extra")
-                                    if lv in set(table["slice"])]
+    table = next(d.value for d in at.dataframe
+                 if list(d.value.columns[:2]) == ["run", "metric"])
+    assert [c.split(" (")[0] for c in table.columns[2:]] == ["easy", "medium", "hard",
+                                                             "extra"]
+
+
+def test_a_run_per_row_names_each_value_and_its_queries() -> None:
+    """runs_by_slice against slice_table, worked by hand: the same means, BLEU with 2
+    decimals, a blank where a run has no query with the value; by_slice shows the
+    orientation with fewer columns."""
+    frame = pd.DataFrame({
+        "run_id": ["r1", "r1", "r1", "r2"], "run": ["bm25", "bm25", "bm25", "tfidf"],
+        "name": ["R@10", "R@10", "BLEU", "R@10"],
+        "metric": ["recall_micro@10", "recall_micro@10", "bleu", "recall_micro@10"],
+        "slice": ["hard", "easy", "easy", "hard"], "value": [0.5, 1.0, 12.345, 0.25],
+        "queries": [2, 3, 3, 2]})
+    table = runs_by_slice(frame)
+    assert list(table.columns) == ["run", "metric", "easy (3)", "hard (2)"]
+    assert table.to_dict("records") == [
+        {"run": "bm25", "metric": "R@10", "easy (3)": "1.000", "hard (2)": "0.500"},
+        {"run": "bm25", "metric": "BLEU", "easy (3)": "12.35", "hard (2)": ""},
+        {"run": "tfidf", "metric": "R@10", "easy (3)": "", "hard (2)": "0.250"}]
+    wide = slice_table(frame)
+    assert list(wide.columns) == ["slice", "queries", "bm25 · R@10", "bm25 · BLEU",
+                                  "tfidf · R@10"]
+    assert len(table.columns) < len(wide.columns)
+    many = frame.assign(slice=["a", "b", "c", "d"], run_id="r1", run="bm25", name="R@10")
+    assert list(runs_by_slice(many).columns) == ["run", "metric", "a (2)", "b (3)",
+                                                 "c (3)", "d (2)"]
+    assert list(slice_table(many).columns) == ["slice", "queries", "bm25 · R@10"]
 
 
 def test_bars_escape_values_and_run_names() -> None:

@@ -70,10 +70,12 @@ def slice_section(dataset: str, build: Build, *, key: str, caption: str = CAPTIO
     if view.empty:
         st.info("No run has per-query metrics to slice.")
         return
-    st.dataframe(view.table, hide_index=True, width="stretch", column_config={
+    labels = 2  # run and metric, or the value and its queries
+    st.dataframe(view.shown, hide_index=True, width="stretch", column_config={
         "slice": st.column_config.TextColumn(field),
         "queries": st.column_config.NumberColumn(format="%d"),
-        **{c: st.column_config.NumberColumn(format="%.2f" if c.endswith("BLEU") else "%.3f")
-           for c in view.table.columns[2:]}})
+        **{c: st.column_config.TextColumn(alignment="right")
+           for c in view.shown.columns[labels:]}})
     st.plotly_chart(view.figure, width="stretch", key=f"{key}-bars")
-    st.caption(caption)
+    st.caption(caption + (f" A column per value of {field}, its queries in brackets."
+                          if view.runs_as_rows else ""))
