@@ -12,6 +12,7 @@ from pages._ui import jobs, resources, shell, slices, url
 from pages._ui.text import code, plain
 from target_core.actions.experiments import launch_baselines
 from target_core.errors import TargetError
+from target_core.read_models.cells import text_widths
 from target_core.read_models.overview import (
     VsBest,
     complete_runs,
@@ -27,7 +28,6 @@ from target_core.read_models.overview import (
     significance_of,
     slice_view,
     split_answer_extras,
-    text_widths,
 )
 from target_core.read_models.reproduce import (
     PAPER_DATASETS,
@@ -49,7 +49,7 @@ def _vs_best(workspace: str, run_ids: tuple[str, ...]) -> dict[str, VsBest]:
 
 
 def leaderboard_columns(widths: dict[str, int]) -> dict[str, Any]:
-    """Widths that show every label and verdict whole (read_models.overview.text_widths)."""
+    """Widths that show every label and verdict whole (read_models.cells.text_widths)."""
     width = widths.__getitem__
     config: dict[str, Any] = {
         c: st.column_config.TextColumn(c, width=width(c)) for c in ("retriever", "view")}

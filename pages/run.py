@@ -33,7 +33,7 @@ from target_core.read_models.runs import (
     answers_label,
     failed_notes,
     fallback_notes,
-    runs_table,
+    run_list,
 )
 from target_core.run_config import (
     CONTEXT_MODES,
@@ -219,14 +219,28 @@ else:
         st.error(note)
     for note in fallback_notes(runs):
         st.warning(plain(note))
-    frame = runs_table(runs).drop(columns=["dataset"])
-    st.dataframe(frame, hide_index=True, width="stretch", column_config={
-        "open": st.column_config.LinkColumn("drill down", display_text="queries"),
-        "R@k": st.column_config.TextColumn(
-            alignment="right",
-            help=f"k = min(10, the run's k): {definition('recall_micro@10')}"),
-        "mrr": st.column_config.TextColumn(alignment="right"),
-        "answers": st.column_config.TextColumn(
-            answers_label(dataset.task), alignment="right",
-            help="sacreBLEU (QA), F1 (fact), execution accuracy (SQL)"),
-        "ms p50": st.column_config.TextColumn(alignment="right")})
+    listed = run_list(runs)
+    widths = listed.widths
+    numbers = [c for c in ("k", "queries", "R@k", "mrr", "answers", "VES")
+               if c in listed.runs.columns]
+    columns = {c: st.column_config.Column(width=w) for c, w in widths.items()}
+    columns.update({c: st.column_config.TextColumn(alignment="right", width=widths[c])
+                    for c in numbers})
+    columns["run"] = st.column_config.LinkColumn(
+        "run", display_text=r"run=(.+)$", width=widths["run"],
+        help="Opens the run's queries on the Query page.")
+    columns["R@k"] = st.column_config.TextColumn(
+        alignment="right", width=widths["R@k"],
+        help=f"k = min(10, the run's k): {definition('recall_micro@10')}")
+    columns["answers"] = st.column_config.TextColumn(
+        answers_label(dataset.task), alignment="right", width=widths["answers"],
+        help="sacreBLEU (QA), F1 (fact), execution accuracy (SQL)")
+    st.dataframe(listed.runs, hide_index=True, width="stretch", row_height=listed.row_height,
+                 column_config=columns)
+    if not listed.answers.empty:
+        st.caption("GTR's answer metrics of the runs with a generator (the Overview "
+                   "explains each).")
+        st.dataframe(listed.answers, hide_index=True, width="stretch", column_config={
+            "run": st.column_config.LinkColumn("run", display_text=r"run=(.+)$"),
+            **{c: st.column_config.TextColumn(alignment="right")
+               for c in listed.answers.columns[2:]}})

@@ -161,6 +161,52 @@ def test_gtr_columns_beside_sacrebleu_on_the_leaderboard_and_runs_list(qa_runs) 
     assert "truthful" not in table.columns  # not judged yet: no blank column
 
 
+def test_the_run_page_lists_gtrs_metrics_in_a_table_of_their_own(qa_runs, app, tmp_path: Path
+                                                                   ) -> None:
+    """run_list: the run id is the Query link, GTR's metrics move to a second table, the
+    retrieval ms and an empty repeat column go, and the widths fit the page's 978 px
+    (1,500 px less the sidebar); the Run page shows both tables."""
+    import shutil
+
+    from target_core.read_models.runs import WRAPPED, run_list
+
+    workspace, ids = qa_runs
+    runs = RunStore.in_workspace(workspace).list_runs()
+    listed = run_list(runs)
+    assert list(listed.runs.columns) == ["run", "pipeline", "view", "k", "status", "queries",
+                                         "R@k", "mrr", "answers"]
+    assert sorted(listed.runs["run"]) == sorted(f"query?run={i}" for i in ids)
+    assert list(listed.answers.columns[:3]) == ["run", "pipeline", "R-1 P"]
+    assert "SAS (MiniLM cosine)" in listed.answers.columns
+    assert len(listed.answers) == 2 and listed.row_height is None
+    assert sum(listed.widths.values()) <= 978
+    assert all(listed.widths[c] <= most for c, most in WRAPPED.items())
+    assert listed.widths["run"] == int(20 + 6.8 * len(ids[0]))  # the id, not the link
+    shutil.copytree(workspace, tmp_path / "ws")
+    at = app("pages/run.py", dataset="demo-qa")
+    shown = [d.value for d in at.dataframe if "run" in d.value.columns]
+    assert [list(f.columns[:2]) for f in shown] == [["run", "pipeline"]] * 2
+    assert "R-1 P" in shown[1].columns and "R-1 P" not in shown[0].columns
+
+
+def test_a_long_view_wraps_in_the_run_list(tmp_path: Path) -> None:
+    """An ablation's view label is wider than its column: the column keeps its width and
+    every row is tall enough to show the label whole (cells.wrapped_row_height)."""
+    from target_core.engine.runner import run_retrieval
+    from target_core.read_models.runs import WRAPPED, run_list
+    from target_core.table_view import TableView
+
+    settings = load_settings(tmp_path / "ws")
+    view = TableView(title=False, section_title=False, rows=0)
+    for shown in (TableView(), view):
+        run_retrieval(RunConfig("demo-qa", "bm25", view=shown, limit=2), settings=settings)
+    listed = run_list(RunStore.in_workspace(tmp_path / "ws").list_runs())
+    assert len(view.label) * 6.8 + 20 > WRAPPED["view"], view.label
+    assert listed.widths["view"] == WRAPPED["view"]
+    assert listed.row_height is not None and listed.row_height >= 2 * 20
+    assert "answers" in listed.runs.columns and listed.answers.empty  # no generator
+
+
 # --- the judge ---------------------------------------------------------------------------------
 
 def _fresh_run(tmp_path: Path, limit: int = 4) -> tuple[Path, str]:

@@ -63,3 +63,12 @@ def wrapped_row_height(frame: pd.DataFrame, widths: Mapping[str, int],
     if lines <= 1:
         return None
     return max(WRAP_MIN_ROW_PX, min(lines, most_lines) * LINE_PX + CELL_PADDING_PX)
+
+
+def text_widths(frame: pd.DataFrame, px_per_char: float = 6.8, most: int = 420
+                ) -> dict[str, int]:
+    """Column -> pixels that show its header and its longest cell whole, at most `most`.
+    More per character than a body cell's (PX_PER_CHAR): headers, and the leaderboard's
+    best cells, are drawn bold."""
+    return {str(c): min(most, 20 + int(px_per_char * max(
+        [len(str(c)), *(len(str(v)) for v in frame[c])]))) for c in frame.columns}

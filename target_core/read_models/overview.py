@@ -28,7 +28,7 @@ from target_core.figures.style import Figure
 from target_core.read_models.slices import SliceView, by_slice
 from target_core.table_view import TableView
 from target_core.tasks import task_rules
-from target_core.tasks.base import GTR_EXTRAS
+from target_core.tasks.base import GTR_COLUMNS
 
 Significance = Callable[[Sequence[RunRecord]], dict[str, VsBest]]
 """significance(leaderboard runs) -> run_id -> VsBest; pages pass a cached one."""
@@ -265,11 +265,6 @@ def dataset_table(view: LeaderboardView, dataset: str, folded: dict[str, int] | 
     return shown, bold
 
 
-GTR_COLUMNS: tuple[str, ...] = tuple(column for column, _ in GTR_EXTRAS)
-"""GTR's answer metrics: a table of their own below the leaderboard, which then fits a
-1,500-pixel screen."""
-
-
 def split_answer_extras(shown: pd.DataFrame, bold: pd.DataFrame
                         ) -> tuple[tuple[pd.DataFrame, pd.DataFrame],
                                    tuple[pd.DataFrame, pd.DataFrame]]:
@@ -283,12 +278,3 @@ def split_answer_extras(shown: pd.DataFrame, bold: pd.DataFrame
     rows = (shown[extras] != "–").any(axis=1)  # row by row took 0.15 s of a page
     return main, (shown.loc[rows, labels + extras].reset_index(drop=True),
                   bold.loc[rows, labels + extras].reset_index(drop=True))
-
-
-def text_widths(frame: pd.DataFrame, px_per_char: float = 6.8, most: int = 420
-                ) -> dict[str, int]:
-    """Column -> pixels that show its header and its longest cell whole. More per
-    character than a body cell's (cells.PX_PER_CHAR): headers and the best cells are
-    drawn bold."""
-    return {str(c): min(most, 20 + int(px_per_char * max(
-        [len(str(c)), *(len(str(v)) for v in frame[c])]))) for c in frame.columns}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -16,11 +17,12 @@ from target_core.costs import chat_model, paid_parts
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import TargetError
 from target_core.llm.policy import llm_call_notes
-from target_core.read_models.cells import as_text
+from target_core.read_models.cells import as_text, text_widths, wrapped_row_height
 from target_core.read_models.links import run_queries_link
 from target_core.registry import Part
 from target_core.run_config import GenerationConfig
 from target_core.tasks import all_tasks, task_rules
+from target_core.tasks.base import GTR_COLUMNS
 
 EXTRA_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(
     column for rules in all_tasks() for column, _ in rules.answer_extras))
@@ -93,6 +95,44 @@ def runs_table(runs: Sequence[RunRecord]) -> pd.DataFrame:
                else ".3f" for c in EXTRA_COLUMNS if c in frame.columns}
     return as_text(frame, {"R@k": ".3f", "mrr": ".3f", "ms p50": ".2f", "answers": ".3f",
                            **formats})
+
+
+WRAPPED = {"pipeline": 180, "view": 170}
+"""Run-list columns wider than this (px) wrap instead: the list fits a 1,500-pixel screen
+with the longest pipelines and ablation views."""
+
+
+@dataclass(frozen=True)
+class RunList:
+    """The Run page's list of runs, in two tables that each fit a 1,500-pixel screen."""
+
+    runs: pd.DataFrame
+    """runs_table without the dataset, the retrieval ms (the Overview has them), GTR's
+    answer metrics and an empty "repeat"; its first column "run" is the run's Query page
+    link (the page shows the id)."""
+    answers: pd.DataFrame
+    """"run", "pipeline" and GTR's answer metrics of the runs that have any (QA runs with
+    a generator); empty when none has."""
+    widths: dict[str, int]
+    """`runs`' column -> pixels that show its header and longest cell whole (the run
+    column measured by the id it shows), WRAPPED's at most theirs."""
+    row_height: int | None
+    """A row height that shows WRAPPED's cells whole; None when each fits one line."""
+
+
+def run_list(runs: Sequence[RunRecord]) -> RunList:
+    """`runs` as the Run page lists them (RunList)."""
+    table = runs_table(runs).drop(columns=["dataset", "run_id", "ms p50"])
+    table.insert(0, "run", table.pop("open"))
+    if not (table["repeat"] != "").any():
+        table = table.drop(columns=["repeat"])
+    gtr = [c for c in table.columns if c in GTR_COLUMNS]
+    answers = table.loc[(table[gtr] != "").any(axis=1), ["run", "pipeline", *gtr]]
+    table = table.drop(columns=gtr)
+    widths = text_widths(table.assign(run=[r.run_id for r in runs]))
+    widths.update({c: min(widths[c], most) for c, most in WRAPPED.items()})
+    return RunList(table, answers.reset_index(drop=True), widths,
+                   wrapped_row_height(table, {c: widths[c] for c in WRAPPED}))
 
 
 def failed_banner(run: RunRecord) -> str | None:

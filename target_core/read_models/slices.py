@@ -52,11 +52,12 @@ def runs_by_slice(frame: pd.DataFrame) -> pd.DataFrame:
     order = slice_order(set(frame["slice"]))
     counts = frame.groupby("slice")["queries"].max()
     headers = {value: f"{value} ({counts[value]})" for value in order}
-    rows = [{"run": part["run"].iat[0], "metric": name,
-             **{headers[value]: formatted(dict(zip(part["slice"], part["value"],
-                                                   strict=True)).get(value), digits(name))
-                for value in order}}
-            for (_, name), part in frame.groupby(["run_id", "name"], sort=False)]
+    rows = []
+    for (_, name), part in frame.groupby(["run_id", "name"], sort=False):
+        means = dict(zip(part["slice"], part["value"], strict=True))
+        rows.append({"run": part["run"].iat[0], "metric": name,
+                     **{headers[value]: formatted(means.get(value), digits(str(name)))
+                        for value in order}})
     return pd.DataFrame(rows, columns=["run", "metric", *headers.values()])
 
 

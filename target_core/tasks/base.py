@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["GTR_EXTRAS", "REFERENCES", "REPLIES", "SCORINGS", "UNRANKED_EXTRAS", "TaskRules"]
+__all__ = ["GTR_COLUMNS", "GTR_EXTRAS", "REFERENCES", "REPLIES", "SCORINGS", "UNRANKED_EXTRAS",
+           "TaskRules"]
 
 REPLIES = ("text", "value", "label", "sql")
 """What a generator can reply: free text, one value (a cell, no sentence around it), a
@@ -123,6 +124,10 @@ task with `gtr`: ROUGE-1/2/L precision, SAS (the MiniLM cosine, not a cross-enco
 judge's truthfulness (after `judge`), reply length in tokens, response time (run level
 `response_ms_mean`, the mean of the per-query `response_ms` over real calls: a latency,
 named like one)."""
+
+GTR_COLUMNS: tuple[str, ...] = tuple(column for column, _ in GTR_EXTRAS)
+"""GTR_EXTRAS' column names: a table of their own below a leaderboard or a runs list,
+which then fits a 1,500-pixel screen."""
 
 UNRANKED_EXTRAS = frozenset({"reply tokens"})
 """Answer-extra columns with no better direction (longer is not better); columns
