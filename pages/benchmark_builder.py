@@ -285,8 +285,7 @@ def _review() -> None:
                      height=widgets.grid_height(len(pairs), 10), key=table_key,
                      on_select=lambda: _open_selected(table_key),
                      selection_mode="single-row",
-                     column_config={"question": st.column_config.TextColumn(width="large"),
-                                    "sql": st.column_config.TextColumn(width="large")})
+                     column_config={"question": st.column_config.TextColumn(width=320)})
         st.caption("Select a row to review that pair.")
 
 

@@ -124,7 +124,9 @@ for pair in comparison.pairs:
                    icon=":material/warning:")
 
 st.subheader("Headline")
-st.dataframe(headline_table(comparison, names), hide_index=True, width="stretch")
+headline = headline_table(comparison, names)
+st.dataframe(headline, hide_index=True, width="stretch",  # the ids are in the picker
+             column_order=[c for c in headline.columns if c != "run_id"])
 st.plotly_chart(figures.forest, width="stretch")
 
 st.subheader("Paired tests against the baseline")
@@ -164,7 +166,8 @@ if qualities:
 
 st.subheader("Flipped queries")
 st.caption(f"Found by one run and failed by the other at k = {comparison.k} ({FAILURE_RULE}); "
-           "largest change of reciprocal rank first. The links open the query in each run.")
+           "largest change of reciprocal rank first (the reciprocal ranks are in the HTML "
+           "report). The links open the query in each run.")
 for pair in comparison.pairs:
     table = view.flipped[pair.other]
     st.markdown(f"**{plain(names[pair.other])}** vs **{plain(names[pair.baseline])}**: "
@@ -172,12 +175,14 @@ for pair in comparison.pairs:
     if table.empty:
         continue
     st.dataframe(table, hide_index=True, width="stretch", height=widgets.grid_height(len(table)),
-                 key=f"compare-flipped-{pair.other}", column_config={
+                 key=f"compare-flipped-{pair.other}",
+                 column_order=[c for c in table.columns if not c.endswith(" RR")],
+                 column_config={
                      "open baseline": st.column_config.LinkColumn(
-                         "baseline", display_text="open query",
+                         "baseline", display_text="open",
                          help=f"This query in {plain(names[pair.baseline])} on the Query page"),
                      "open compared": st.column_config.LinkColumn(
-                         "compared", display_text="open query",
+                         "compared", display_text="open",
                          help=f"This query in {plain(names[pair.other])} on the Query page")})
 
 st.subheader("Download")

@@ -232,10 +232,12 @@ else:
     columns["R@k"] = st.column_config.TextColumn(
         alignment="right", width=widths["R@k"],
         help=f"k = min(10, the run's k): {definition('recall_micro@10')}")
-    columns["answers"] = st.column_config.TextColumn(
-        answers_label(dataset.task), alignment="right", width=widths["answers"],
-        help="sacreBLEU (QA), F1 (fact), execution accuracy (SQL)")
+    if "answers" in widths:
+        columns["answers"] = st.column_config.TextColumn(
+            answers_label(dataset.task), alignment="right", width=widths["answers"],
+            help="sacreBLEU (QA), F1 (fact), execution accuracy (SQL)")
     st.dataframe(listed.runs, hide_index=True, width="stretch", row_height=listed.row_height,
+                 height=widgets.grid_height(len(listed.runs), 10, listed.row_height or 35),
                  column_config=columns)
     if not listed.answers.empty:
         st.caption("GTR's answer metrics of the runs with a generator (the Overview "

@@ -22,6 +22,13 @@ require_chromium()
 
 EXCEPTION = "[data-testid='stException']"
 LONG = 180_000  # ms: a click that runs retrieval on a busy 2-core CI machine
+WIDER = {"matrix": "a column per run, by design"}
+"""Pages whose tables may be wider than a 1,500-pixel screen, and why."""
+_GRID_WIDTHS = """() => Array.from(document.querySelectorAll("[data-testid='stDataFrame']"))
+  .filter(e => e.checkVisibility()).map(e => {
+    const s = e.querySelector('.dvn-scroller');
+    const head = Array.from(e.querySelectorAll('[role=columnheader]')).map(h => h.innerText);
+    return s ? [s.scrollWidth, s.clientWidth, head.join('|')] : null; }).filter(x => x)"""
 
 
 def _out(tmp_path: Path) -> Path:
@@ -37,6 +44,9 @@ def _check(page: Any, out: Path, name: str) -> str:
     assert page.locator(EXCEPTION).count() == 0, f"{name}: {body[:2000]}"
     assert "Page not found" not in body, name
     assert "TARGET Explorer" in page.locator("[data-testid='stSidebar']").inner_text(), name
+    if name not in WIDER:  # every table fits the page: no column scrolled out of sight
+        wide = [g for g in page.evaluate(_GRID_WIDTHS) if g[0] > g[1]]
+        assert not wide, f"{name}: tables wider than the page (scroll, visible, columns): {wide}"
     return body
 
 
@@ -55,7 +65,7 @@ def test_every_page_with_its_main_action(tmp_path: Path) -> None:
         title=False, section_title=False, table_id=False)), settings=settings).run.run_id
     store = RunStore.in_workspace(workspace)
     env = {"TARGET_WORKSPACE": str(workspace)}
-    with screenshots.serve_app(env) as base, screenshots.browser_page(height=1800) as page:
+    with screenshots.serve_app(env) as base, screenshots.browser_page(1500, 1800) as page:
         screenshots.visit(page, f"{base}/")
         _check(page, out, "home")
 
@@ -105,6 +115,13 @@ def test_every_page_with_its_main_action(tmp_path: Path) -> None:
         screenshots.settle(page)
         body = _check(page, out, "ablations")
         assert "All variants are stored" in body
+        # the ablation runs' long view labels: the Run page's list and the Overview fit
+        screenshots.visit(page, f"{base}/run?dataset=demo-qa")
+        _check(page, out, "run_with_ablations")
+        screenshots.visit(page, f"{base}/overview?dataset=demo-qa")
+        page.get_by_text("Show every view variant").first.click()
+        screenshots.settle(page)
+        _check(page, out, "overview_every_variant")
 
         # Benchmark builder: sample, accept one pair, see the acceptance rate.
         screenshots.visit(page, f"{base}/benchmark_builder")

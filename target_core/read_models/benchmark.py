@@ -110,9 +110,10 @@ JUDGE_TEXT = {True: "answerable", False: "not answerable", None: "could not judg
 
 
 def pair_frame(pairs: Sequence[Pair]) -> pd.DataFrame:
-    """The review list, one row per pair; the judge column in words, blank where no judge
-    ran (not a grey "None")."""
-    frame = pd.DataFrame(pair_rows(pairs))
+    """The review list, one row per pair, without the SQL (the selected pair's is shown
+    above the list, which then fits a 1,500-pixel screen); the judge column in words,
+    blank where no judge ran (not a grey "None")."""
+    frame = pd.DataFrame(pair_rows(pairs)).drop(columns=["sql"], errors="ignore")
     if not frame.empty:
         frame["judge"] = ["" if p.judge is None else JUDGE_TEXT[p.judge.passed] for p in pairs]
         frame["difficulty"] = frame["difficulty"].fillna("")

@@ -49,6 +49,9 @@ PX_PER_CHAR, CELL_PADDING_PX, LINE_PX = 6.2, 16, 20
 """A grid cell's text as drawn (14px Source Sans, upper end: 5.4-6.2 px per character
 measured in chromium on labels, p-values, verdicts and questions), the grid's padding on
 both sides, and a wrapped line's height (about 19 px seen)."""
+PAGE_PX = 978
+"""The width of a page's tables on a 1,500-pixel screen (the sidebar open), seen in
+chromium."""
 WRAP_MIN_ROW_PX = 65
 """The pinned grid wraps text only in rows taller than 4rem (64 px)."""
 

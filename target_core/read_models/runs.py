@@ -17,7 +17,7 @@ from target_core.costs import chat_model, paid_parts
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import TargetError
 from target_core.llm.policy import llm_call_notes
-from target_core.read_models.cells import as_text, text_widths, wrapped_row_height
+from target_core.read_models.cells import PAGE_PX, as_text, text_widths, wrapped_row_height
 from target_core.read_models.links import run_queries_link
 from target_core.registry import Part
 from target_core.run_config import GenerationConfig
@@ -97,9 +97,9 @@ def runs_table(runs: Sequence[RunRecord]) -> pd.DataFrame:
                            **formats})
 
 
-WRAPPED = {"pipeline": 180, "view": 170}
-"""Run-list columns wider than this (px) wrap instead: the list fits a 1,500-pixel screen
-with the longest pipelines and ablation views."""
+WRAPPED = {"view": 150, "pipeline": 150}
+"""Run-list columns that wrap, in this order, down to these widths (px), when the list
+would not fit the page otherwise (the longest pipelines and ablation views)."""
 
 
 @dataclass(frozen=True)
@@ -108,29 +108,33 @@ class RunList:
 
     runs: pd.DataFrame
     """runs_table without the dataset, the retrieval ms (the Overview has them), GTR's
-    answer metrics and an empty "repeat"; its first column "run" is the run's Query page
-    link (the page shows the id)."""
+    answer metrics and the columns no run fills (repeat; answers without a generator);
+    its first column "run" is the run's Query page link (the page shows the id)."""
     answers: pd.DataFrame
     """"run", "pipeline" and GTR's answer metrics of the runs that have any (QA runs with
     a generator); empty when none has."""
     widths: dict[str, int]
     """`runs`' column -> pixels that show its header and longest cell whole (the run
-    column measured by the id it shows), WRAPPED's at most theirs."""
+    column measured by the id it shows), or WRAPPED's less when the sum would pass
+    cells.PAGE_PX."""
     row_height: int | None
     """A row height that shows WRAPPED's cells whole; None when each fits one line."""
 
 
-def run_list(runs: Sequence[RunRecord]) -> RunList:
-    """`runs` as the Run page lists them (RunList)."""
+def run_list(runs: Sequence[RunRecord], page_px: int = PAGE_PX) -> RunList:
+    """`runs` as the Run page lists them (RunList), on a page `page_px` wide."""
     table = runs_table(runs).drop(columns=["dataset", "run_id", "ms p50"])
     table.insert(0, "run", table.pop("open"))
-    if not (table["repeat"] != "").any():
-        table = table.drop(columns=["repeat"])
+    table = table.drop(columns=[c for c in ("repeat", "answers") if not (table[c] != "").any()])
     gtr = [c for c in table.columns if c in GTR_COLUMNS]
     answers = table.loc[(table[gtr] != "").any(axis=1), ["run", "pipeline", *gtr]]
     table = table.drop(columns=gtr)
     widths = text_widths(table.assign(run=[r.run_id for r in runs]))
-    widths.update({c: min(widths[c], most) for c, most in WRAPPED.items()})
+    over = sum(widths.values()) - page_px
+    for column, least in WRAPPED.items():
+        cut = max(0, min(over, widths[column] - least))
+        widths[column] -= cut
+        over -= cut
     return RunList(table, answers.reset_index(drop=True), widths,
                    wrapped_row_height(table, {c: widths[c] for c in WRAPPED}))
 
