@@ -109,10 +109,14 @@ def _pages(runs: dict[str, RunRecord]) -> Seen:
     seen += _frame_pairs("Overview", board.drop(columns=[c for c in board.columns
                                                          if c != "R@10"]),
                          lambda index, row: by_name.get(board.at[index, "retriever"]))
-    runs_list = start("pages/run.py").dataframe[0].value
-    runs_list = runs_list.rename(columns={"R@k": "R@10"})  # both runs have k = 10
-    seen += _frame_pairs("Run page", runs_list.drop(columns=["run_id", "k"]),
-                         lambda index, row: runs_list.at[index, "run_id"])
+    run_page = start("pages/run.py")
+    for listed in (d.value for d in run_page.dataframe if "run" in d.value.columns):
+        # the run column is its Query page link ("query?run=ID"); both runs have k = 10
+        ids = listed["run"].str.partition("run=")[2]
+        listed = listed.rename(columns={"R@k": "R@10"}).drop(columns=["run", "k"],
+                                                            errors="ignore")
+        seen += _frame_pairs("Run page", listed,
+                             lambda index, row, ids=ids: ids.at[index])
     compare = start("pages/compare.py", runs=f"{bm25},{tfidf}")
     headline = compare.dataframe[0].value
     seen += _frame_pairs("Compare", headline.drop(columns=["run_id"]),

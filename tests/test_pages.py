@@ -134,7 +134,7 @@ def test_run_page_launches_a_run(app, tmp_path: Path) -> None:
     assert run.status == "complete" and run.config.dataset == "handmade-qa"
     assert job.run_id == run.run_id
     at.run()
-    assert at.dataframe[-1].value["run_id"].tolist() == [run.run_id]
+    assert at.dataframe[-1].value["run"].tolist() == [f"query?run={run.run_id}"]
     # the note outlives the redraws that follow the job (it vanished on the first)
     assert "1 job(s) launched" in at.success[0].value
     # every page's sidebar lists the job, linked to its run (a new session: AppTest runs
@@ -152,7 +152,7 @@ def test_run_page_launches_a_run(app, tmp_path: Path) -> None:
     runs = RunStore.in_workspace(tmp_path / "ws").list_runs()
     assert len(runs) == 2
     at.run()
-    table = at.dataframe[-1].value.set_index("run_id")
+    table = at.dataframe[-1].value
     assert sorted(table["repeat"]) == ["1 of 2", "2 of 2"]
 
 
