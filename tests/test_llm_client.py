@@ -219,6 +219,26 @@ def test_a_restarted_server_is_asked_again(tmp_path: Path, fake_openai: FakeOpen
     assert generator(tmp_path, fake_openai).prompt_limit("sql").window == 1024
 
 
+def test_a_stopped_server_is_forgotten_with_all_it_taught() -> None:
+    """forget_server drops every fact learned from one server (all models), and only
+    that server's: the format step, a named window, an embedding limit, the share."""
+    from target_core.llm import negotiation, window
+    from target_core.llm.client import forget_server
+
+    gone, kept = "http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"
+    for url in (gone, kept):
+        negotiation.refuse_format(url, "m", 0)
+        negotiation.learn_window(url + "/", "m", 2048)
+        negotiation.INPUT_LIMITS.put(url, "e", 500)
+        window._SHARES.put(url, "m", 0.5)
+    forget_server(gone + "/")
+    facts = [(negotiation.format_step(u, "m"), negotiation.learned_window(u, "m"),
+              negotiation.INPUT_LIMITS.get(u, "e"), window._SHARES.get(u, "m"))
+             for u in (gone, kept)]
+    assert facts == [(0, None, None, None), (1, 2048, 500, 0.5)]
+    forget_server(kept)
+
+
 def test_unknown_window_is_the_setting(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     made = generator(tmp_path, fake_openai)
     limit = made.prompt_limit("qa")

@@ -40,7 +40,7 @@ from target_core.config import Settings
 from target_core.embeddings.base import EmbeddingError, Kind, check_texts, normalize_rows
 from target_core.errors import ConfigError
 from target_core.llm.client import CallFailed, LLMClient
-from target_core.llm.negotiation import learn_input_limit, learned_input_limit
+from target_core.llm.negotiation import INPUT_LIMITS
 from target_core.llm.servers import is_openai
 from target_core.llm.window import ServerCounter
 from target_core.progress import Progress, no_progress
@@ -145,7 +145,7 @@ class OpenAIEmbedder:
     def max_tokens(self) -> int:
         """Tokens an input is cut to (asks the server the first time; module docstring)."""
         if self._max_tokens is None:
-            learned = learned_input_limit(self.base_url, self.model)
+            learned = INPUT_LIMITS.get(self.base_url, self.model)
             info = self.client.probe(self.model)
             if learned:
                 self._max_tokens = learned
@@ -242,7 +242,7 @@ class OpenAIEmbedder:
             log.warning("%s takes at most %d tokens per input, not %d: cutting again",
                         self.server, exc.batch, self.max_tokens)
             self.max_tokens = limit
-            learn_input_limit(self.base_url, self.model, limit)
+            INPUT_LIMITS.put(self.base_url, self.model, limit)
             vectors = self._embed(items, progress)
         if kind == "query":
             with self._lock:

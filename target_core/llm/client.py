@@ -52,7 +52,7 @@ from target_core.llm.servers import (
     scrub,
     server_label,
 )
-from target_core.llm.window import Overflow, forget_shares, overflow_in
+from target_core.llm.window import Overflow, overflow_in
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,6 @@ def forget_server(base_url: str) -> None:
         for key in [k for k in _INFO if k[0] == base_url.rstrip("/")]:
             del _INFO[key]
     negotiation.forget(base_url)
-    forget_shares(base_url)
 
 
 class LLMClient:

@@ -2,8 +2,9 @@
 which structured-output step it accepts (strict `json_schema`, then `json_object` with
 the schema inside, as llama.cpp reads it, then the prompt alone; a refused step is never
 tried again), the context window a server named in an error and the embedding input
-limit it named (later embedders start from it). `forget` drops all of it, for a server
-that stopped (llm/client.py's `forget_server`). llm/client.py learns
+limit it named (later embedders start from it), each a `Learned`, as is the prompt
+share llm/window.py learns. `forget` drops all of it for a server that stopped
+(llm/client.py's `forget_server`). llm/client.py learns
 them from responses; llm/chat.py asks before each request. A refused step also outlives
 the process: it is kept in the response cache under the model's own key
 (`remember_format`, `recall_format`), so a rerun does not ask with it again.
@@ -14,67 +15,88 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 
 from target_core.llm.cache import CachedReply, ResponseCache, cache_key
 from target_core.llm.servers import server_label
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T", int, float)
+
 FORMAT_STEPS = ("json_schema", "json_object", "prompt")
 """Structured-output steps, strictest first."""
 
-_FORMATS: dict[tuple[str, str], int] = {}
-"""(server, model) -> index in FORMAT_STEPS of the strictest step the server accepts."""
-_LEARNED_WINDOWS: dict[tuple[str, str], int] = {}
-_INPUT_LIMITS: dict[tuple[str, str], int] = {}
-"""(server, model) -> the embedding input limit (tokens) the server named."""
-_STATE_LOCK = threading.Lock()
+class Learned(Generic[T]):
+    """Values learned per server and model in this process (a server's URL without its
+    trailing slash, a model name); `forget` drops every instance's for one server."""
+
+    _every: ClassVar[list[Learned[Any]]] = []
+
+    def __init__(self) -> None:
+        self._values: dict[tuple[str, str], T] = {}
+        self._lock = threading.Lock()
+        Learned._every.append(self)
+
+    def get(self, base_url: str, model: str) -> T | None:
+        with self._lock:
+            return self._values.get((base_url.rstrip("/"), model))
+
+    def put(self, base_url: str, model: str, value: T) -> None:
+        with self._lock:
+            self._values[(base_url.rstrip("/"), model)] = value
+
+    def raise_to(self, base_url: str, model: str, value: T) -> None:
+        """Keep the larger of the value known and `value` (under one lock)."""
+        with self._lock:
+            key = (base_url.rstrip("/"), model)
+            old = self._values.get(key)
+            self._values[key] = value if old is None else max(old, value)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+    def drop(self, base_url: str) -> None:
+        with self._lock:
+            for key in [k for k in self._values if k[0] == base_url.rstrip("/")]:
+                del self._values[key]
+
+
+def forget(base_url: str) -> None:
+    """Forget everything learned from `base_url`, for every model (a server that stopped:
+    another may start on its address)."""
+    for learned in Learned._every:
+        learned.drop(base_url)
+
+
+_FORMATS = Learned[int]()
+"""The index in FORMAT_STEPS of the strictest step the server accepts."""
+_WINDOWS = Learned[int]()
+"""The context window the server named in an error."""
+INPUT_LIMITS = Learned[int]()
+"""The embedding input limit (tokens) the server named: later embedders start from it."""
 
 
 def format_step(base_url: str, model: str) -> int:
     """The strictest structured-output step (index in FORMAT_STEPS) not yet refused."""
-    with _STATE_LOCK:
-        return _FORMATS.get((base_url.rstrip("/"), model), 0)
+    return _FORMATS.get(base_url, model) or 0
 
 
 def refuse_format(base_url: str, model: str, step: int) -> None:
     """Remember that the server refuses `step` (and so everything stricter)."""
-    with _STATE_LOCK:
-        key = (base_url.rstrip("/"), model)
-        _FORMATS[key] = max(_FORMATS.get(key, 0), step + 1)
+    _FORMATS.raise_to(base_url, model, step + 1)
 
 
 def learn_window(base_url: str, model: str, window: int) -> None:
     """A window the server named in an error ("context window of 2048 tokens")."""
-    with _STATE_LOCK:
-        _LEARNED_WINDOWS[(base_url.rstrip("/"), model)] = window
+    _WINDOWS.put(base_url, model, window)
     log.warning("%s says the context window of %s is %d tokens; later prompts are fitted "
                 "to it", server_label(base_url), model, window)
 
 
 def learned_window(base_url: str, model: str) -> int | None:
-    with _STATE_LOCK:
-        return _LEARNED_WINDOWS.get((base_url.rstrip("/"), model))
-
-
-def learn_input_limit(base_url: str, model: str, limit: int) -> None:
-    with _STATE_LOCK:
-        _INPUT_LIMITS[(base_url.rstrip("/"), model)] = limit
-
-
-def learned_input_limit(base_url: str, model: str) -> int | None:
-    with _STATE_LOCK:
-        return _INPUT_LIMITS.get((base_url.rstrip("/"), model))
-
-
-def forget(base_url: str) -> None:
-    """Forget everything learned from `base_url`, for every model."""
-    server = base_url.rstrip("/")
-    with _STATE_LOCK:
-        for learned in (_FORMATS, _LEARNED_WINDOWS, _INPUT_LIMITS):
-            for key in [k for k in learned if k[0] == server]:
-                del learned[key]
+    return _WINDOWS.get(base_url, model)
 
 
 def response_format(step: int, schema: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -16,7 +16,7 @@ A server that refuses a prompt as too long names why (`overflow_in`): llama.cpp 
 and `n_ctx` in its body), vLLM "maximum context length is 8192 tokens ... (8216 in the
 messages, ...)" or "... your request has 8216 input tokens", Ollama "the input length
 exceeds the context length" (no numbers). The window it names is learned
-(`negotiation.learn_window`); the share is learned too (`learn_share`): our count of the
+(`negotiation.learn_window`); the share is learned too (`_SHARES`): our count of the
 refused prompt over the server's, times COUNT_MARGIN, or, when the server gives no
 count, the share used so far times SHARE_STEP. Both are kept per server and model for
 the process, so the retry of the refused prompt is fitted to them.
@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from target_core.llm.negotiation import learned_window
+from target_core.llm.negotiation import Learned, learned_window
 from target_core.llm.servers import is_openai, server_label
 from target_core.tokens import TokenCounter
 
@@ -170,24 +169,8 @@ def overflow_in(text: str, body: Any = None) -> Overflow | None:
                     prompt if isinstance(prompt, int) else None)
 
 
-_SHARES: dict[tuple[str, str], float] = {}
-_LOCK = threading.Lock()
-
-
-def learn_share(base_url: str, model: str, share: float) -> None:
-    with _LOCK:
-        _SHARES[(base_url.rstrip("/"), model)] = share
-
-
-def learned_share(base_url: str, model: str) -> float | None:
-    with _LOCK:
-        return _SHARES.get((base_url.rstrip("/"), model))
-
-
-def forget_shares(base_url: str) -> None:
-    with _LOCK:
-        for key in [k for k in _SHARES if k[0] == base_url.rstrip("/")]:
-            del _SHARES[key]
+_SHARES = Learned[float]()
+"""The share of the window's room our counts may fill, after a refusal."""
 
 
 def share_after(overflow: Overflow, our_count: int, share: float) -> float:
@@ -213,7 +196,7 @@ def prompt_limit(info: WindowFacts, client: Tokenizer, base_url: str, model: str
               if info.context_window else "TARGET_CONTEXT_WINDOW")
     room = window - reply - PROMPT_MARGIN
     counter: TokenCounter = ServerCounter(client, fallback) if info.tokenize else fallback
-    share = learned_share(base_url, model) or (
+    share = _SHARES.get(base_url, model) or (
         1.0 if info.tokenize or is_openai(base_url) else FOREIGN_COUNT_SHARE)
     where = ("TARGET_LOCAL_CONTEXT" if local else
              "TARGET_CONTEXT_WINDOW" if source == "TARGET_CONTEXT_WINDOW" else
@@ -230,7 +213,7 @@ def learn_from_refusal(overflow: Overflow, limit: PromptLimit,
     counts may fill from now on."""
     ours = sum(limit.counter.count(m["content"]) for m in messages)
     share = share_after(overflow, ours, limit.share)
-    learn_share(base_url, model, share)
+    _SHARES.put(base_url, model, share)
     log.warning("%s refused a prompt of %d tokens by our count (%s by its own) as too "
                 "long; prompts now fill %.0f%% of the window's room", server_label(base_url),
                 ours, overflow.prompt_tokens or "no count", share * 100)
