@@ -235,7 +235,7 @@ else:
             lambda column, mask=mask: ["font-weight: 700" if b else ""
                                        for b in mask[column.name]])
         st.dataframe(styled, hide_index=True, width="stretch",
-                     column_config=leaderboard_columns(text_widths(frame)))
+                     column_config=leaderboard_columns(text_widths(frame, bold=True)))
 
 st.subheader("Recall@k")
 curves = curves_view(store, selected, name)

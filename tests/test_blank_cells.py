@@ -9,7 +9,6 @@ text (FREE_TEXT)."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,8 @@ from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.experiments.reproduce import reproduction_configs
+from target_core.read_models.cells import CELL_PADDING_PX, lines_needed
+from target_core.read_models.text_width import text_px
 from target_core.run_config import GenerationConfig, RunConfig
 
 
@@ -119,11 +120,10 @@ def _escaped_texts(at) -> list[str]:
     return [text for text in shown if _ESCAPED.search(text)]
 
 
-PX_PER_CHAR, PADDING_PX, LINE_PX = 6.2, 16, 20
-"""A cell's text width as the grid draws it, upper end: measured in chromium with the
-grid's font (14px Source Sans) on labels, p-values, verdicts and questions, 5.4-6.2 px
-per character; the grid pads each side by 8 px. In rows taller than 64 px the grid wraps
-text, about 19 px a line (seen in chromium): a wrapped cell fits when its lines do."""
+LINE_PX, WRAPPING_ROW_PX = 20, 64
+"""In rows taller than 64 px the grid wraps text, about 19 px a line (seen in chromium):
+a wrapped cell fits when its lines do. A text's width is read_models.text_width's, the
+advance widths of the grid's font measured in chromium (cells.lines_needed)."""
 NAMED_WIDTHS = {"small": 75, "medium": 200, "large": 400}
 AUTO_MAX_PX = 500
 """An auto-sized column grows with its longest cell up to this (the pinned grid's
@@ -142,20 +142,31 @@ def _cut_cells(page: str, element) -> list[str]:
         return []
     config = json.loads(element.proto.columns or "{}")
     row_px = element.proto.row_height if element.proto.HasField("row_height") else 0
-    lines = (row_px - PADDING_PX) // LINE_PX if row_px > 64 else 1
+    lines = (row_px - CELL_PADDING_PX) // LINE_PX if row_px > WRAPPING_ROW_PX else 1
     cut = []
     for column in frame.columns:
         settings = config.get(str(column), {})
-        if settings.get("hidden") or (page, str(column)) in FREE_TEXT \
-                or settings.get("type_config", {}).get("display_text"):
+        if settings.get("hidden") or (page, str(column)) in FREE_TEXT:
             continue
         width = settings.get("width")
         room = NAMED_WIDTHS.get(width, width) if width else AUTO_MAX_PX
-        texts = [str(v) for v in frame[column] if isinstance(v, str)]
-        if texts and (longest := max(texts, key=len)) and \
-                math.ceil(len(longest) * PX_PER_CHAR / (room - PADDING_PX)) > lines:
+        shown = _link_text(settings.get("type_config", {}).get("display_text"))
+        texts = [shown(v) for v in frame[column] if isinstance(v, str)]
+        if texts and (longest := max(texts, key=text_px)) and \
+                lines_needed(longest, room) > lines:
             cut.append(f"{column}: {longest[:60]!r} in {room} px, {lines} line(s)")
     return cut
+
+
+def _link_text(display: str | None) -> Callable[[str], str]:
+    """What a cell shows: its text, a link column's display text, or the part of its URL
+    the display text's group picks (a regex such as "run=(.+)$")."""
+    if not display:
+        return str
+    if "(" not in display:
+        return lambda url: display
+    pattern = re.compile(display)
+    return lambda url: (found.group(1) if (found := pattern.search(url)) else url)
 
 
 def test_the_cut_cell_rule() -> None:
@@ -166,12 +177,18 @@ def test_the_cut_cell_rule() -> None:
 import pandas as pd
 import streamlit as st
 frame = pd.DataFrame({"short": ["ok"], "long": ["x" * 90], "sized": ["y" * 40],
-                      "hidden": ["z" * 90], "link": ["http://a/" + "w" * 90]})
+                      "hidden": ["z" * 90], "link": ["http://a/" + "w" * 90],
+                      "id": ["query?run=" + "9" * 18], "id_cut": ["query?run=" + "9" * 19]})
 st.dataframe(frame, column_config={
     "sized": st.column_config.TextColumn(width="medium"), "hidden": None,
-    "link": st.column_config.LinkColumn(display_text="open")})
+    "link": st.column_config.LinkColumn(display_text="open"),
+    "id": st.column_config.LinkColumn(display_text="run=(.+)$", width=142),
+    "id_cut": st.column_config.LinkColumn(display_text="run=(.+)$", width=142)})
 """).run()
-    assert [c.split(":")[0] for c in _cut_cells("page", at.dataframe[0])] == ["long", "sized"]
+    # 90 x: 562 px in an auto-sized column (500); 40 y: 262 px in 200; a link shows its id,
+    # 18 digits (125 px) fit 142 px less 16 of padding, 19 (132 px) do not
+    assert [c.split(":")[0] for c in _cut_cells("page", at.dataframe[0])] == [
+        "long", "sized", "id_cut"]
     wrapped = AppTest.from_string("""
 import pandas as pd
 import streamlit as st
@@ -191,9 +208,9 @@ def test_wrapped_rows_are_as_tall_as_their_longest_cell() -> None:
     from target_core.read_models.cells import wrapped_row_height
 
     frame = pd.DataFrame({"a": ["x" * 20, "y" * 5], "b": ["z" * 100, ""]})
-    assert wrapped_row_height(frame, {"a": 200}) is None  # 20 × 6.2 = 124 px: one line
+    assert wrapped_row_height(frame, {"a": 200}) is None  # 20 x: 125 px, one line of 184
     assert wrapped_row_height(frame, {"a": 100}) == 65  # 2 lines of 84 px: 56, at least 65
-    assert wrapped_row_height(frame, {"a": 200, "b": 200}) == 4 * 20 + 16  # 620 / 184 px
+    assert wrapped_row_height(frame, {"a": 200, "b": 200}) == 4 * 20 + 16  # 100 z: 595 px
     assert wrapped_row_height(frame, {"b": 50}, most_lines=8) == 8 * 20 + 16
 
 

@@ -23,6 +23,7 @@ from target_core.metrics.gtr import (
     rouge_scores,
     sas_scores,
 )
+from target_core.read_models.text_width import text_px
 from target_core.run_config import GenerationConfig, RunConfig
 
 # --- ROUGE by hand ----------------------------------------------------------------------------
@@ -180,7 +181,7 @@ def test_the_run_page_lists_gtrs_metrics_in_a_table_of_their_own(qa_runs, app, t
     assert "SAS (MiniLM cosine)" in listed.answers.columns
     assert len(listed.answers) == 2
     assert sum(listed.widths.values()) <= 978 and listed.row_height is None
-    assert listed.widths["run"] == int(20 + 6.8 * len(ids[0]))  # the id, not the link
+    assert listed.widths["run"] == max(math.ceil(text_px(i) + 20) for i in ids)  # not links
     shutil.copytree(workspace, tmp_path / "ws")
     at = app("pages/run.py", dataset="demo-qa")
     shown = [d.value for d in at.dataframe if "run" in d.value.columns]
@@ -204,7 +205,7 @@ def test_a_long_view_wraps_in_the_run_list(tmp_path: Path) -> None:
     listed = run_list(RunStore.in_workspace(tmp_path / "ws").list_runs())
     assert "answers" not in listed.runs.columns and listed.answers.empty  # no generator
     # the list fits without wrapping: each label has its whole width
-    assert listed.widths["view"] == int(20 + 6.8 * len(view.label))
+    assert listed.widths["view"] == math.ceil(text_px(view.label) + 20)
     assert listed.row_height is None and sum(listed.widths.values()) <= PAGE_PX
     narrow = run_list(RunStore.in_workspace(tmp_path / "ws").list_runs(),
                       page_px=sum(listed.widths.values()) - 30)

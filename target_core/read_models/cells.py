@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from target_core.read_models.text_width import text_px
 from target_core.serialize import cell_text
 
 
@@ -19,6 +20,18 @@ def formatted(value: object, spec: str) -> str:
     if value is None or value is pd.NA or (isinstance(value, float) and value != value):
         return ""
     return format(value, spec)
+
+
+TWO_DECIMALS = frozenset({"SB", "sacreBLEU", "BLEU", "VES", "ms", "ms p50"})
+"""Scores on a 0-100 scale (corpus and sentence BLEU, BIRD's VES) and retrieval times."""
+ONE_DECIMAL = frozenset({"reply tokens", "response ms"})
+"""GTR's reply length and response time."""
+
+
+def number_format(name: str) -> str:
+    """The format of a metric column by its short name (TWO_DECIMALS: ".2f", ONE_DECIMAL:
+    ".1f", the 0-1 scores ".3f"), on every page."""
+    return ".2f" if name in TWO_DECIMALS else ".1f" if name in ONE_DECIMAL else ".3f"
 
 
 def as_text(frame: pd.DataFrame, formats: Mapping[str, str]) -> pd.DataFrame:
@@ -45,10 +58,9 @@ def _empty(value: object) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
 
-PX_PER_CHAR, CELL_PADDING_PX, LINE_PX = 6.2, 16, 20
-"""A grid cell's text as drawn (14px Source Sans, upper end: 5.4-6.2 px per character
-measured in chromium on labels, p-values, verdicts and questions), the grid's padding on
-both sides, and a wrapped line's height (about 19 px seen)."""
+CELL_PADDING_PX, LINE_PX = 16, 20
+"""The grid's padding of a cell (8 px each side), and a wrapped line's height (about 19
+px seen in chromium); a text's own width is text_width.text_px."""
 PAGE_PX = 978
 """The width of a page's tables on a 1,500-pixel screen (the sidebar open), seen in
 chromium."""
@@ -56,22 +68,27 @@ WRAP_MIN_ROW_PX = 65
 """The pinned grid wraps text only in rows taller than 4rem (64 px)."""
 
 
+def lines_needed(text: str, width: int) -> int:
+    """Lines a cell `width` px wide wraps `text` into (by its width, not at words)."""
+    return max(1, math.ceil(text_px(text) / (width - CELL_PADDING_PX)))
+
+
 def wrapped_row_height(frame: pd.DataFrame, widths: Mapping[str, int],
                        most_lines: int = 8) -> int | None:
     """A row height at which the grid wraps every cell of the columns in `widths`
     (column -> width in px) whole, or None when each fits on one line (the default
     row). Beyond `most_lines` lines a cell is cut: the caller's details show it."""
-    lines = max((math.ceil(len(str(text)) * PX_PER_CHAR / (width - CELL_PADDING_PX))
+    lines = max((lines_needed(str(text), width)
                  for column, width in widths.items() for text in frame[column]), default=1)
     if lines <= 1:
         return None
     return max(WRAP_MIN_ROW_PX, min(lines, most_lines) * LINE_PX + CELL_PADDING_PX)
 
 
-def text_widths(frame: pd.DataFrame, px_per_char: float = 6.8, most: int = 420
+def text_widths(frame: pd.DataFrame, *, bold: bool = False, most: int = 420
                 ) -> dict[str, int]:
-    """Column -> pixels that show its header and its longest cell whole, at most `most`.
-    More per character than a body cell's (PX_PER_CHAR): headers, and the leaderboard's
-    best cells, are drawn bold."""
-    return {str(c): min(most, 20 + int(px_per_char * max(
-        [len(str(c)), *(len(str(v)) for v in frame[c])]))) for c in frame.columns}
+    """Column -> pixels that show its header and its longest cell whole (text_px, cells
+    in bold with `bold`: the leaderboard's best), with 4 px to spare, at most `most`."""
+    return {str(c): min(most, math.ceil(max(
+        [text_px(str(c)), *(text_px(str(v), bold=bold) for v in frame[c])])
+        + CELL_PADDING_PX + 4)) for c in frame.columns}

@@ -25,6 +25,7 @@ from target_core.analysis.significance import TEST_NAMES, VsBest, significant_vs
 from target_core.engine.store import RunRecord, RunStore
 from target_core.figures.recall import recall_at_k_curves
 from target_core.figures.style import Figure
+from target_core.read_models.cells import number_format
 from target_core.read_models.slices import SliceView, by_slice
 from target_core.table_view import TableView
 from target_core.tasks import task_rules
@@ -100,13 +101,10 @@ def select_runs(runs: Sequence[RunRecord], datasets: Sequence[str], tasks: Seque
 
 
 def display_table(board: Leaderboard) -> pd.DataFrame:
-    """The leaderboard as text: ms, SB and VES with 2 decimals, GTR's reply tokens and
-    response ms with 1, others 3, '–' where not run."""
+    """The leaderboard as text (cells.number_format), '–' where not run."""
     def fmt(column: pd.Series) -> pd.Series:
-        name = label_pair(column.name)[1]
-        digits = 2 if name in ("ms", "SB", "VES") else 1 if name in (
-            "reply tokens", "response ms") else 3
-        return column.map(lambda v: "–" if pd.isna(v) else f"{v:.{digits}f}")
+        spec = number_format(label_pair(column.name)[1])
+        return column.map(lambda v: "–" if pd.isna(v) else format(v, spec))
 
     return board.table.apply(fmt)
 

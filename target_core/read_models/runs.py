@@ -17,7 +17,14 @@ from target_core.costs import chat_model, paid_parts
 from target_core.engine.store import RunRecord, RunStore
 from target_core.errors import TargetError
 from target_core.llm.policy import llm_call_notes
-from target_core.read_models.cells import PAGE_PX, as_text, text_widths, wrapped_row_height
+from target_core.read_models.cells import (
+    PAGE_PX,
+    as_text,
+    formatted,
+    number_format,
+    text_widths,
+    wrapped_row_height,
+)
 from target_core.read_models.links import run_queries_link
 from target_core.registry import Part
 from target_core.run_config import GenerationConfig
@@ -85,16 +92,18 @@ def _extra(run: RunRecord, column: str) -> float | None:
 
 
 def runs_table(runs: Sequence[RunRecord]) -> pd.DataFrame:
-    """runs_frame as the Run page shows it: R@k, MRR, the answer score and GTR's 0-1
-    scores as text with 3 decimals, VES and ms p50 with 2, reply tokens and ms with 1,
+    """runs_frame as the Run page shows it: numbers as text (cells.number_format; the
+    answer score by its task's metric: sacreBLEU with 2 decimals, F1 and EX with 3),
     blank for a run without them (a running or cancelled run has no metrics yet; a null
     cell is drawn as "None"); an extra column only when some run has it."""
     frame = runs_frame(runs)
     frame = frame.drop(columns=[c for c in EXTRA_COLUMNS if frame[c].isna().all()])
-    formats = {c: ".2f" if c == "VES" else ".1f" if c in ("reply tokens", "response ms")
-               else ".3f" for c in EXTRA_COLUMNS if c in frame.columns}
-    return as_text(frame, {"R@k": ".3f", "mrr": ".3f", "ms p50": ".2f", "answers": ".3f",
-                           **formats})
+    answers = [formatted(v, number_format(task_rules(r.task).answer_label))
+               for r, v in zip(runs, frame["answers"], strict=True)]
+    shown = as_text(frame, {c: number_format(c) for c in (
+        "R@k", "mrr", "ms p50", *(c for c in EXTRA_COLUMNS if c in frame.columns))})
+    shown["answers"] = answers
+    return shown
 
 
 WRAPPED = {"view": 150, "pipeline": 150}

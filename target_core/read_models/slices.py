@@ -14,7 +14,7 @@ from target_core.analysis.slices import slice_frame, slice_order, slice_table
 from target_core.engine.store import RunRecord, RunStore
 from target_core.figures.slices import slice_bars
 from target_core.figures.style import Figure, empty
-from target_core.read_models.cells import as_text, formatted
+from target_core.read_models.cells import as_text, formatted, number_format
 
 __all__ = ["SliceView", "by_slice", "runs_by_slice"]
 
@@ -39,15 +39,9 @@ class SliceView:
         return "metric" in self.shown.columns
 
 
-def digits(metric: str) -> str:
-    """The format of a slice's mean of `metric` (its short name): BLEU's and VES's 0-100
-    with 2 decimals, the 0-1 scores with 3."""
-    return ".2f" if metric.endswith(("BLEU", "VES")) else ".3f"
-
-
 def runs_by_slice(frame: pd.DataFrame) -> pd.DataFrame:
     """slice_frame's long `frame` as a row per run and metric ("run", "metric") and a
-    column per value in slice_order, headed "value (queries)", as text (`digits`); blank
+    column per value in slice_order, headed "value (queries)", as text (cells.number_format); blank
     where the run has no query with the value."""
     order = slice_order(set(frame["slice"]))
     counts = frame.groupby("slice")["queries"].max()
@@ -56,7 +50,7 @@ def runs_by_slice(frame: pd.DataFrame) -> pd.DataFrame:
     for (_, name), part in frame.groupby(["run_id", "name"], sort=False):
         means = dict(zip(part["slice"], part["value"], strict=True))
         rows.append({"run": part["run"].iat[0], "metric": name,
-                     **{headers[value]: formatted(means.get(value), digits(str(name)))
+                     **{headers[value]: formatted(means.get(value), number_format(str(name)))
                         for value in order}})
     return pd.DataFrame(rows, columns=["run", "metric", *headers.values()])
 
@@ -73,5 +67,5 @@ def by_slice(store: RunStore, runs: Sequence[RunRecord], metadata: pd.DataFrame,
         return SliceView(field, pd.DataFrame(), empty(), pd.DataFrame())
     table, by_run = slice_table(frame), runs_by_slice(frame)
     shown = by_run if len(by_run.columns) <= len(table.columns) else as_text(
-        table, {c: digits(c.rpartition(" · ")[2]) for c in table.columns[2:]})
+        table, {c: number_format(c.rpartition(" · ")[2]) for c in table.columns[2:]})
     return SliceView(field, table, slice_bars(frame, field), shown)
