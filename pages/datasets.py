@@ -11,7 +11,7 @@ from pages._ui import add_dataset, resources, shell, url, widgets
 from pages._ui.text import plain
 from target_core.errors import TargetError
 from target_core.figures.sizes import size_distributions
-from target_core.read_models.dataset_sizes import TableRefs, with_tokens
+from target_core.read_models.dataset_sizes import TableRefs, browsed_columns, with_tokens
 from target_core.read_models.datasets import (
     evidence_cells,
     evidence_rows,
@@ -153,7 +153,7 @@ elif section == "Tables":
     shown = with_tokens(dataset, found.iloc[(page - 1) * PAGE_ROWS:page * PAGE_ROWS], view)
     st.caption(f"{len(found):,} of {summary.n_tables:,} tables"
                + (f"; {len(shown):,} on this page" if pages > 1 else ""))
-    event = st.dataframe(shown.drop(columns=["database_id", "table_id"]), width="stretch",
+    event = st.dataframe(shown, width="stretch", column_order=browsed_columns(shown),
                          hide_index=True, on_select="rerun", selection_mode="single-row",
                          key=f"datasets-tables-{page}", height=widgets.grid_height(len(shown)))
     if event.selection.rows:

@@ -112,7 +112,7 @@ st.caption(plain(CATEGORIES[category]))
 cases = cases_frame(report, category)
 if query_notes := notes_by_query(notes(store, run.config.dataset)):  # saved probes
     cases["note"] = [query_notes.get(q, "") for q in report.frame(category)["query_id"]]
-WRAPPED = {"query": 240, "why": 350, "also in": 160}  # wide text wraps: rows grow to fit
+WRAPPED = {"query": 240, "why": 300, "also in": 160}  # wide text wraps: rows grow to fit
 row_px = wrapped_row_height(cases, WRAPPED)
 st.dataframe(cases, hide_index=True, width="stretch", row_height=row_px,
              height=widgets.grid_height(len(cases), 12, row_px or 35),

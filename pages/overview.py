@@ -62,7 +62,9 @@ def leaderboard_columns(widths: dict[str, int]) -> dict[str, Any]:
         elif column.endswith(" p (Holm)"):
             config[column] = st.column_config.TextColumn(
                 column, width=width(column), help="The unadjusted p (which no other row "
-                "changes), then the Holm-adjusted p the verdict uses, and the test.")
+                "changes), then the Holm-adjusted p the verdict uses, and the test: "
+                "McNemar's exact test, or perm. (the paired randomization test, a "
+                "permutation test).")
     return config
 
 
@@ -219,7 +221,8 @@ with st.expander("How to read this table"):
         "a paired randomization test), Holm-adjusted over the rows shown (choose them with "
         "the filters above; runs not shown never count); \"≠ best\" means Holm p < 0.05, "
         "\"n.s.\" not significant. \"p (Holm)\": the unadjusted p, then the adjusted one, "
-        "and the test. The Compare page tests hit@k and MRR per pair instead, so its "
+        "and the test (perm.: the paired randomization test, a permutation test). The "
+        "Compare page tests hit@k and MRR per pair instead, so its "
         "p-values for the same two runs differ.")
 if table.empty:
     st.info("No runs match the filters.")
@@ -235,7 +238,7 @@ else:
             lambda column, mask=mask: ["font-weight: 700" if b else ""
                                        for b in mask[column.name]])
         st.dataframe(styled, hide_index=True, width="stretch",
-                     column_config=leaderboard_columns(text_widths(frame, bold=True)))
+                     column_config=leaderboard_columns(text_widths(frame, bold=mask)))
 
 st.subheader("Recall@k")
 curves = curves_view(store, selected, name)

@@ -9,6 +9,7 @@ text (FREE_TEXT)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,7 @@ from target_core.config import load_settings
 from target_core.engine.runner import run_retrieval
 from target_core.engine.store import RunStore
 from target_core.experiments.reproduce import reproduction_configs
-from target_core.read_models.cells import CELL_PADDING_PX, lines_needed
+from target_core.read_models.cells import CELL_PADDING_PX, PAGE_PX, lines_needed
 from target_core.read_models.text_width import text_px
 from target_core.run_config import GenerationConfig, RunConfig
 
@@ -125,6 +126,13 @@ LINE_PX, WRAPPING_ROW_PX = 20, 64
 a wrapped cell fits when its lines do. A text's width is read_models.text_width's, the
 advance widths of the grid's font measured in chromium (cells.lines_needed)."""
 NAMED_WIDTHS = {"small": 75, "medium": 200, "large": 400}
+SELECTION_PX = 35
+"""The checkbox column of a grid whose rows can be selected."""
+WIDE = {("pages/datasets.py", "query_id"): "the Queries grid: eight fields of each query",
+        ("pages/matrix.py", "found"): "a column per run"}
+"""Grids (page, first column) that may be wider than the page, and why; the others fit
+PAGE_PX, the width the tables of a 1,500-pixel screen get (the browser tour checks that
+in chromium, and agreed with _grid_px within 1 px on the Failures drill-down)."""
 AUTO_MAX_PX = 500
 """An auto-sized column grows with its longest cell up to this (the pinned grid's
 maxColumnAutoWidth, 31.25rem)."""
@@ -156,6 +164,35 @@ def _cut_cells(page: str, element) -> list[str]:
                 lines_needed(longest, room) > lines:
             cut.append(f"{column}: {longest[:60]!r} in {room} px, {lines} line(s)")
     return cut
+
+
+def _grid_px(element) -> int:
+    """How wide the grid draws `element`: its shown columns' widths (set, or sized to the
+    header and the longest cell up to AUTO_MAX_PX), the index unless hidden, and the
+    selection column."""
+    frame = element.value
+    if not isinstance(frame, pd.DataFrame):
+        return 0
+    config = json.loads(element.proto.columns or "{}")
+    order = list(element.proto.column_order) or [str(c) for c in frame.columns]
+    total = 0.0
+    for column in frame.columns:
+        settings = config.get(str(column), {})
+        if settings.get("hidden") or str(column) not in order:
+            continue
+        width = settings.get("width")
+        if width:
+            total += NAMED_WIDTHS.get(width, width)
+            continue
+        shown = _link_text(settings.get("type_config", {}).get("display_text"))
+        texts = [str(settings.get("label") or column),
+                 *(shown(v) if isinstance(v, str) else str(v) for v in frame[column])]
+        total += min(AUTO_MAX_PX, max(map(text_px, texts)) + CELL_PADDING_PX)
+    if not config.get("_index", {}).get("hidden"):
+        total += max(map(text_px, map(str, frame.index)), default=0) + CELL_PADDING_PX
+    if list(element.proto.selection_mode):
+        total += SELECTION_PX
+    return math.ceil(total)
 
 
 def _link_text(display: str | None) -> Callable[[str], str]:
@@ -227,8 +264,9 @@ def test_rendered_text_is_read_as_drawn() -> None:
 def test_no_page_shows_none_in_a_table_or_an_escaped_markdown_character(
         app: Callable, runs: dict[str, str]) -> None:
     """One walk of every page (the workspace takes half a minute to build): no table
-    cell is null or cut, no text shows a Markdown escape."""
-    nulls, escaped, cut = {}, {}, {}
+    cell is null or cut, no table is wider than the page (but WIDE), no text shows a
+    Markdown escape."""
+    nulls, escaped, cut, wide = {}, {}, {}, {}
     for page, params in _pages(runs):
         at = app(page, **params)
         assert not at.exception and not at.error, (page, params, at.error)
@@ -240,8 +278,11 @@ def test_no_page_shows_none_in_a_table_or_an_escaped_markdown_character(
                 nulls[f"{page} {params} #{i}"] = bad
             if too_wide := _cut_cells(page, frame):
                 cut[f"{page} {params} #{i}"] = too_wide
+            if _grid_px(frame) > PAGE_PX and (page, str(frame.value.columns[0])) not in WIDE:
+                wide[f"{page} {params} #{i}"] = _grid_px(frame)
         if bad := _escaped_texts(at):
             escaped[f"{page} {params}"] = bad[:3]
     assert not nulls, nulls
     assert not escaped, escaped
     assert not cut, cut
+    assert not wide, f"tables wider than the page's {PAGE_PX} px: {wide}"

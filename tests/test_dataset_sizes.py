@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from target_core.config import load_settings
@@ -289,3 +290,13 @@ def test_the_launcher_measures_a_large_datasets_sample_at_start(
     monkeypatch.setattr(dataset_sizes, "dataset_summary", lambda *a: summarised.append(a))
     launch._measure_samples()  # stored: a later start reads nothing
     assert summarised == []
+
+
+def test_the_tables_grid_leaves_out_ids_and_a_kind_every_row_shares() -> None:
+    from target_core.read_models.dataset_sizes import browsed_columns
+
+    rows = pd.DataFrame({"table": ["wiki/a", "wiki/b"], "database_id": ["wiki"] * 2,
+                         "table_id": ["a", "b"], "title": ["A", "B"], "kind": ["table"] * 2})
+    assert browsed_columns(rows) == ["table", "title"]
+    mixed = rows.assign(kind=["table", "passage"])
+    assert browsed_columns(mixed) == ["table", "title", "kind"]

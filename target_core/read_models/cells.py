@@ -85,10 +85,15 @@ def wrapped_row_height(frame: pd.DataFrame, widths: Mapping[str, int],
     return max(WRAP_MIN_ROW_PX, min(lines, most_lines) * LINE_PX + CELL_PADDING_PX)
 
 
-def text_widths(frame: pd.DataFrame, *, bold: bool = False, most: int = 420
+def text_widths(frame: pd.DataFrame, *, bold: pd.DataFrame | None = None, most: int = 420
                 ) -> dict[str, int]:
-    """Column -> pixels that show its header and its longest cell whole (text_px, cells
-    in bold with `bold`: the leaderboard's best), with 4 px to spare, at most `most`."""
-    return {str(c): min(most, math.ceil(max(
-        [text_px(str(c)), *(text_px(str(v), bold=bold) for v in frame[c])])
-        + CELL_PADDING_PX + 4)) for c in frame.columns}
+    """Column -> pixels that show its header and its longest cell whole (text_px; a cell
+    that `bold`, a mask like `frame`, marks in bold: the leaderboard's best), with 4 px to
+    spare, at most `most`."""
+    def cell_px(column: object) -> float:
+        marks = [False] * len(frame) if bold is None else list(bold[column])
+        return max((text_px(str(v), bold=b) for v, b in zip(frame[column], marks,
+                                                             strict=True)), default=0.0)
+
+    return {str(c): min(most, math.ceil(max(text_px(str(c)), cell_px(c)) + CELL_PADDING_PX
+                                        + 4)) for c in frame.columns}

@@ -207,6 +207,14 @@ def with_tokens(dataset: TableLookup, rows: pd.DataFrame, view: TableView,
     return rows.astype({"tokens": "int64"})
 
 
+def browsed_columns(rows: pd.DataFrame) -> list[str]:
+    """The columns the Tables grid shows: not the ids the "table" ref holds, nor a kind
+    every row shares (the grid then fits a 1,500-pixel screen)."""
+    same_kind = rows["kind"].nunique() < 2
+    return [str(c) for c in rows.columns
+            if c not in ("database_id", "table_id") and not (c == "kind" and same_kind)]
+
+
 class TableRefs(Sequence[str]):
     """The tables' refs ("db/table") of a dataset, for checking a link's `table`: `in`
     asks the dataset's index; the full list is built only to suggest a close match."""
