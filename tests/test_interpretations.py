@@ -6,6 +6,7 @@ answer view agree, on hand-written predictions and on a real benchmark export.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -341,6 +342,12 @@ def test_run_metric_table_1_and_answer_view_agree(tmp_path: Path, orders: Datase
     assert view.sql.interpretation == ("An alternative interpretation (level 2): rows that are "
                                        "a subset of those of the time alternative (the last "
                                        "30 days).")
+    # the execution diff's counts, as the Query page writes them (one row: "row")
+    one = dataclasses.replace(view.sql, counts={"n_shared": 1, "n_only_gold": 0,
+                                                "n_only_pred": 2})
+    assert one.diff_counts == "1 shared row, 0 only in gold, 2 only in the prediction"
+    assert dataclasses.replace(one, counts={"n_shared": 3}).diff_counts.startswith(
+        "3 shared rows, 0 only in gold")
 
 
 def test_table_1_recomputes_runs_stored_without_verdicts(tmp_path: Path, orders: Dataset

@@ -117,10 +117,7 @@ def _sql(view: AnswerView) -> None:
     if sql.efficiency:
         st.caption(plain(sql.efficiency))
     if sql.counts and (sql.only_gold is not None or sql.only_pred is not None):
-        counts = sql.counts
-        st.markdown(f"**Execution diff**: {counts['n_shared']} shared rows, "
-                    f"{counts['n_only_gold']} only in gold, {counts['n_only_pred']} only in "
-                    "the prediction")
+        st.markdown(f"**Execution diff**: {sql.diff_counts}")
         left, right = st.columns(2)
         if sql.only_pred is not None and not sql.only_pred.empty:
             left.markdown("Only in the prediction")

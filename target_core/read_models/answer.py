@@ -76,6 +76,14 @@ class SqlView:
     """The query's VES in one sentence: R, both mean times and the repeats; "" for a
     record stored before VES was timed."""
 
+    @property
+    def diff_counts(self) -> str:
+        """"1 shared row, 0 only in gold, 2 only in the prediction"."""
+        shared = self.counts.get("n_shared", 0)
+        return (f"{shared} shared row{'' if shared == 1 else 's'}, "
+                f"{self.counts.get('n_only_gold', 0)} only in gold, "
+                f"{self.counts.get('n_only_pred', 0)} only in the prediction")
+
 
 @dataclass(frozen=True)
 class AnswerView:
