@@ -44,6 +44,7 @@ from target_core.read_models.benchmark import (
 )
 from target_core.read_models.params import ParamError, check_choice
 from target_core.read_models.resources import get_job
+from target_core.wording import counted
 
 shell.frame()
 st.title("Benchmark builder")
@@ -214,7 +215,7 @@ def _pair_pane(draft: Draft, pair: Pair, queue: list[Pair]) -> None:
         st.markdown(f"**SQL** · template {plain(item.template_id)} · database "
                     f"{plain(item.database)} · {plain(item.difficulty or '')}")
         st.code(item.sql, language="sql", wrap_lines=True)
-        st.markdown(f"**Result** · {item.n_rows} row{'s' if item.n_rows != 1 else ''}"
+        st.markdown(f"**Result** · {counted(item.n_rows, 'row')}"
                     + (" (first 5)" if item.n_rows > 5 else ""))
         st.dataframe(result_frame(item), hide_index=True, width="stretch")
     if accept or reject or later:

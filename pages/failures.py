@@ -28,6 +28,7 @@ from target_core.read_models.failures import (
 from target_core.read_models.probe import notes_by_query
 from target_core.read_models.runs import failed_banner, runs_with_results
 from target_core.tasks.failure import FAILURE_RULE
+from target_core.wording import counted
 
 shell.frame()
 st.title("Failures")
@@ -158,8 +159,8 @@ if split is not None:
                        help="Wrong with the gold tables too.")
         cols[2].metric("Oracle worse", len(o.oracle_worse),
                        help="Right with the retrieved tables, wrong with the gold ones.")
-        st.caption(f"Against oracle run {o.oracle_run_id}: {o.n_wrong} wrong answers among "
-                   f"{o.n_common} queries in common.")
+        st.caption(f"Against oracle run {o.oracle_run_id}: {counted(o.n_wrong, 'wrong answer')} "
+                   f"among {counted(o.n_common, 'query')} in common.")
         examples = attributed.examples
         if not examples.empty:
             st.dataframe(examples, hide_index=True, width="stretch",

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "target_core"
 
 FLOORS: tuple[str, ...] = (
-    "errors", "table_view", "types", "tasks", "run_config", "config", "progress", "registry",
+    "errors", "wording", "table_view", "types", "tasks", "run_config", "config", "progress", "registry",
     "pyclass", "tokens", "textproc", "sql", "datasets", "serialize", "metrics", "llm",
     "vectorstore", "embeddings", "generators", "pricing", "retrievers", "costs", "engine",
     "plans", "experiments", "benchgen", "analysis", "figures", "read_models", "actions", "api",
@@ -159,12 +159,12 @@ def library_imports_of_the_app(sources: Mapping[str, str]) -> list[str]:
 
 
 PAGE_MAY_IMPORT = ("target_core.read_models", "target_core.actions", "target_core.types",
-                   "target_core.table_view",
+                   "target_core.table_view", "target_core.wording",
                    "target_core.run_config", "target_core.tasks", "target_core.errors",
                    "target_core.figures", "pages._ui")
 """What a page (and its UI glue) may import of this project: read models, the types they
 hand over, the task registry (data: what a task replies, the failure rule in words),
-errors, the figures (to hand to st.plotly_chart), and the glue itself; and the command
+errors, how counts are written (wording), the figures (to hand to st.plotly_chart), and the glue itself; and the command
 side, actions/: pages launch work (runs, jobs, experiments, drafts, datasets) through
 it, never straight into engine/, experiments/, analysis/ or benchgen/."""
 

@@ -315,7 +315,7 @@ def test_pages_open_a_failed_run_with_its_reason(app, tmp_path: Path, script: Sc
     overview = app(page="pages/overview.py")
     assert not overview.dataframe  # nothing complete to rank
     (warning,) = overview.warning  # and it says what it left out, and why
-    assert warning.value.startswith("1 failed run(s) are left out of the leaderboard")
+    assert warning.value.startswith("1 failed run is left out of the leaderboard")
     assert run.run_id in warning.value and run.error in warning.value
 
 

@@ -34,6 +34,7 @@ from target_core.errors import DatasetError, DatasetUnavailableError, UnknownNam
 from target_core.generators.base import Generation
 from target_core.tasks import task_rules
 from target_core.types import Dataset, TableKey
+from target_core.wording import agreeing, counted
 
 EXAMPLES = 3  # tables a warning names
 
@@ -65,28 +66,23 @@ class RetrievalFile:
         """One sentence per kind of silent change, naming the file."""
         out = []
         if self.unknown:
-            out.append(f"{path}: {_count(self.unknown, 'retrieved table')} in "
-                       f"{_count(self.unknown_queries, 'query')} "
-                       f"{'is' if self.unknown == 1 else 'are'} not in {dataset}'s corpus, "
+            out.append(f"{path}: {counted(self.unknown, 'retrieved table')} in "
+                       f"{counted(self.unknown_queries, 'query')} "
+                       f"{agreeing(self.unknown, 'is')} not in {dataset}'s corpus, "
                        f"e.g. {_keys(self.unknown_examples)}; they stay in the lists and "
                        f"never match gold")
-        counted = ("recall_micro@k and capped_recall@k count the lists as written, as "
-                   "TARGET does")
+        as_written = ("recall_micro@k and capped_recall@k count the lists as written, as "
+                      "TARGET does")
         if self.repeated:
-            out.append(f"{path}: {_count(self.repeated, 'repeated table')} in "
-                       f"{_count(self.repeated_queries, 'query')}, e.g. "
+            out.append(f"{path}: {counted(self.repeated, 'repeated table')} in "
+                       f"{counted(self.repeated_queries, 'query')}, e.g. "
                        f"{_keys(self.repeated_examples)}; ranks use each table's first "
-                       f"place, {counted}")
+                       f"place, {as_written}")
         if self.beyond_k:
-            out.append(f"{path}: {_count(self.beyond_k_queries, 'query')} list more than "
-                       f"k = {self.top_k} tables ({_count(self.beyond_k, 'extra entry')}); "
-                       f"ranks stop at k, {counted}")
+            out.append(f"{path}: {counted(self.beyond_k_queries, 'query')} list more than "
+                       f"k = {self.top_k} tables ({counted(self.beyond_k, 'extra entry')}); "
+                       f"ranks stop at k, {as_written}")
         return out
-
-
-def _count(n: int, noun: str) -> str:
-    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
-    return f"{n} {noun if n == 1 else plural}"
 
 
 def _keys(keys: list[TableKey]) -> str:

@@ -22,6 +22,7 @@ from target_core.sql.interpretations import stored_interpretation
 from target_core.tasks import task_rules
 from target_core.tasks.judging import reference_of
 from target_core.types import Query, TableLookup, table_ref
+from target_core.wording import counted
 
 ERROR_CLASS_HELP: dict[str, str] = {
     "correct": "the result rows equal the gold result's as sets (execution accuracy)",
@@ -79,8 +80,7 @@ class SqlView:
     @property
     def diff_counts(self) -> str:
         """"1 shared row, 0 only in gold, 2 only in the prediction"."""
-        shared = self.counts.get("n_shared", 0)
-        return (f"{shared} shared row{'' if shared == 1 else 's'}, "
+        return (f"{counted(self.counts.get('n_shared', 0), 'shared row')}, "
                 f"{self.counts.get('n_only_gold', 0)} only in gold, "
                 f"{self.counts.get('n_only_pred', 0)} only in the prediction")
 
@@ -168,8 +168,7 @@ def _note(data: dict[str, Any] | None) -> str:
     shown = len(data.get("rows") or [])
     total = int(data.get("n_rows", shown))
     more = " (more were cut by the row cap)" if data.get("truncated") and shown == total else ""
-    rows = "1 row" if total == 1 else f"{total} rows"
-    return (rows + (f", first {shown} shown" if shown < total else "") + more
+    return (counted(total, "row") + (f", first {shown} shown" if shown < total else "") + more
             + f" · {data.get('ms', 0):.1f} ms")
 
 

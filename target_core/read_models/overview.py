@@ -30,6 +30,7 @@ from target_core.read_models.slices import SliceView, by_slice
 from target_core.table_view import TableView
 from target_core.tasks import task_rules
 from target_core.tasks.base import GTR_COLUMNS
+from target_core.wording import agreeing, counted
 
 Significance = Callable[[Sequence[RunRecord]], dict[str, VsBest]]
 """significance(leaderboard runs) -> run_id -> VsBest; pages pass a cached one."""
@@ -79,8 +80,8 @@ def failed_runs_note(store: RunStore, limit: int = 5) -> str | None:
     named = "; ".join(f"{run_label(r)} ({r.error or 'no reason recorded'})"
                       for r in failed[:limit])
     more = f"; and {len(failed) - limit} more" if len(failed) > limit else ""
-    return (f"{len(failed)} failed run(s) are left out of the leaderboard and the "
-            f"curves: {named}{more}.")
+    return (f"{counted(len(failed), 'failed run')} {agreeing(len(failed), 'is')} left out "
+            f"of the leaderboard and the curves: {named}{more}.")
 
 
 def row_choices(runs: Sequence[RunRecord]) -> tuple[list[str], list[str]]:

@@ -10,6 +10,7 @@ import pandas as pd
 from target_core.analysis.probe import VIEW_CHANGES as VIEW_CHANGES
 from target_core.analysis.probe import Probe
 from target_core.engine.notes import notes as notes
+from target_core.wording import counted
 
 PROBE_COLUMNS = ["retriever", "view", "gold table", "original rank", "probed rank",
                  "change", "ranked among", "note"]
@@ -34,10 +35,9 @@ def probe_caption(result: Probe) -> str:
     edited = "its own text" if result.text == result.original_text else f"“{result.text}”"
     view = result.change + (f" (N = {result.rows})" if result.change == "first N rows" else "")
     runs = len({r.run_id for r in result.ranks})
-    built = (f"; {result.built} index{'es' if result.built != 1 else ''} built first"
-             if result.built else "")
-    return (f"Query {result.query_id} with {edited}, view: {view}, across {runs} stored "
-            f"retriever{'s' if runs != 1 else ''} in {result.seconds * 1000:.0f} ms{built}. "
+    built = f"; {counted(result.built, 'index')} built first" if result.built else ""
+    return (f"Query {result.query_id} with {edited}, view: {view}, across "
+            f"{counted(runs, 'stored retriever')} in {result.seconds * 1000:.0f} ms{built}. "
             "Change: places gained (positive: the gold table moved up).")
 
 

@@ -26,6 +26,7 @@ from target_core.tasks import task_rules
 from target_core.tasks.judging import answer_right
 from target_core.textproc import match_tokens
 from target_core.types import Query, Table, TableKey, TableLookup, table_ref
+from target_core.wording import counted
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,7 @@ def passage_caption(table: Table) -> str:
     context = table.context
     if "chunks" in context:
         n = context["chunks"]
-        return f"document {context.get('document_id')}, {n} passage{'' if n == 1 else 's'}"
+        return f"document {context.get('document_id')}, {counted(n, 'passage')}"
     return (f"passage {context.get('chunk')} of document {context.get('document_id')}, "
             f"characters {context.get('start')}-{context.get('end')}")
 

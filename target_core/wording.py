@@ -1,0 +1,34 @@
+"""How counts are written in sentences: "1 row", "2 rows", "1 query", "3 queries", "1 index",
+"2 indexes". One rule, so that no page writes "1 rows"."""
+
+from __future__ import annotations
+
+IRREGULAR = {"index": "indexes", "is": "are", "was": "were"}
+"""Plurals the regular rule (+s, y -> ies) gets wrong, and verbs that agree with a count."""
+
+
+def plural(noun: str) -> str:
+    """`noun`'s plural: IRREGULAR's, else -y after a consonant -> -ies, -s, -x, -ch, -sh ->
+    +es, else +s."""
+    if noun in IRREGULAR:
+        return IRREGULAR[noun]
+    if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"
+
+
+def counted(n: int, noun: str) -> str:
+    """`n` and `noun`, plural unless n is 1: counted(1, "row") == "1 row"; a phrase's
+    last word is the noun: counted(2, "failed run") == "2 failed runs"."""
+    head, _, last = noun.rpartition(" ")
+    word = last if n == 1 else plural(last)
+    return f"{n} {head + ' ' if head else ''}{word}"
+
+
+def agreeing(n: int, verb: str) -> str:
+    """`verb` ("is", "was", "has") as a count of `n` takes it."""
+    if n == 1:
+        return verb
+    return {"has": "have"}.get(verb, IRREGULAR.get(verb, verb))
