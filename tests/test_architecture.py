@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "target_core"
 
 FLOORS: tuple[str, ...] = (
-    "errors", "wording", "table_view", "types", "tasks", "run_config", "config", "progress", "registry",
-    "pyclass", "tokens", "textproc", "sql", "datasets", "serialize", "metrics", "llm",
+    "errors", "wording", "table_view", "types", "tasks", "run_config", "config", "progress",
+    "registry", "pyclass", "tokens", "textproc", "sql", "datasets", "serialize", "metrics", "llm",
     "vectorstore", "embeddings", "generators", "pricing", "retrievers", "costs", "engine",
     "plans", "experiments", "benchgen", "analysis", "figures", "read_models", "actions", "api",
     "cli", "__main__")
@@ -164,9 +164,10 @@ PAGE_MAY_IMPORT = ("target_core.read_models", "target_core.actions", "target_cor
                    "target_core.figures", "pages._ui")
 """What a page (and its UI glue) may import of this project: read models, the types they
 hand over, the task registry (data: what a task replies, the failure rule in words),
-errors, how counts are written (wording), the figures (to hand to st.plotly_chart), and the glue itself; and the command
-side, actions/: pages launch work (runs, jobs, experiments, drafts, datasets) through
-it, never straight into engine/, experiments/, analysis/ or benchgen/."""
+errors, how counts are written (wording), the figures (to hand to st.plotly_chart), and
+the glue itself; and the command side, actions/: pages launch work (runs, jobs,
+experiments, drafts, datasets) through it, never straight into engine/, experiments/,
+analysis/ or benchgen/."""
 
 TODO_PAGE_IMPORTS: dict[str, set[str]] = {}
 """Pages reaching past the read models today (issue 30): the list may only shrink."""
