@@ -42,6 +42,7 @@ from target_core.read_models.benchmark import (
     sql_dataset_names,
     template_databases,
 )
+from target_core.read_models.cells import wrapped_row_height
 from target_core.read_models.params import ParamError, check_choice
 from target_core.read_models.resources import get_job
 from target_core.wording import counted
@@ -227,6 +228,10 @@ def _pair_pane(draft: Draft, pair: Pair, queue: list[Pair]) -> None:
         st.rerun()
 
 
+QUESTION_PX = {"question": 320}
+"""The review list's question column: it wraps, and the list fits a 1,500-pixel screen."""
+
+
 def _review() -> None:
     names = list_drafts(settings.workspace)
     if not names:
@@ -282,11 +287,14 @@ def _review() -> None:
         st.divider()
         table_key = f"bg-list-{name}-{status}"
         st.session_state[f"{table_key}-ids"] = [p.pair_id for p in pairs]
-        st.dataframe(pair_frame(pairs), hide_index=True, width="stretch",
-                     height=widgets.grid_height(len(pairs), 10), key=table_key,
+        listed = pair_frame(pairs)
+        row_px = wrapped_row_height(listed, QUESTION_PX)  # a question wraps whole
+        st.dataframe(listed, hide_index=True, width="stretch", row_height=row_px,
+                     height=widgets.grid_height(len(pairs), 10, row_px or 35), key=table_key,
                      on_select=lambda: _open_selected(table_key),
                      selection_mode="single-row",
-                     column_config={"question": st.column_config.TextColumn(width=320)})
+                     column_config={"question": st.column_config.TextColumn(
+                         width=QUESTION_PX["question"])})
         st.caption("Select a row to review that pair.")
 
 

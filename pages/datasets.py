@@ -30,6 +30,7 @@ from target_core.read_models.datasets import (
 from target_core.read_models.query import passage_caption
 from target_core.table_view import VIEW_PRESETS, TableView
 from target_core.types import Query, Table, TableLookup, parse_table_ref, table_ref
+from target_core.wording import counted
 
 SECTIONS = ["Sizes", "Tables", "Queries"]
 PREVIEW_ROWS = 200
@@ -105,7 +106,7 @@ def show_table(table: Table, dataset: TableLookup, view: TableView, key: str,
                     f"**Size:** {table.n_rows:,} rows × {table.n_cols} columns")
     gold_of = queries_with_gold(dataset, table.key)
     if gold_of:
-        st.caption(f"Gold table of {len(gold_of)} quer{'y' if len(gold_of) == 1 else 'ies'}: "
+        st.caption(f"Gold table of {counted(len(gold_of), 'query')}: "
                    + ", ".join(plain(q) for q in gold_of[:20])
                    + (" …" if len(gold_of) > 20 else ""))
     grid, text = st.tabs(["Text" if passage else "Grid", "As text under views"])

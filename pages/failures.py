@@ -77,7 +77,7 @@ if (share := window_share(report, run)) is not None:  # dense runs: issue 27's f
     st.caption(f"Evidence beyond the embedding window: {share}.")
 st.plotly_chart(category_bars(report), width="stretch")
 with st.expander("Definitions", expanded=False):  # whole sentences: a list, not a grid
-    st.markdown("\n".join(f"- {code(name)} ({count} quer{'y' if count == 1 else 'ies'}): "
+    st.markdown("\n".join(f"- {code(name)} ({counted(count, 'query')}): "
                           f"{definition}" for name, count, definition in definitions(report)))
 heatmap = tag_heatmap(report)
 if heatmap is not None:

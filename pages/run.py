@@ -221,11 +221,9 @@ else:
         st.warning(plain(note))
     listed = run_list(runs)
     widths = listed.widths
-    numbers = [c for c in ("k", "queries", "R@k", "mrr", "answers", "VES")
-               if c in listed.runs.columns]
     columns = {c: st.column_config.Column(width=w) for c, w in widths.items()}
     columns.update({c: st.column_config.TextColumn(alignment="right", width=widths[c])
-                    for c in numbers})
+                    for c in listed.numbers})
     columns["run"] = st.column_config.LinkColumn(
         "run", display_text=r"run=(.+)$", width=widths["run"],
         help="Opens the run's queries on the Query page.")

@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-IRREGULAR = {"index": "indexes", "is": "are", "was": "were"}
-"""Plurals the regular rule (+s, y -> ies) gets wrong, and verbs that agree with a count."""
+VERBS = {"is": "are", "was": "were", "has": "have"}
+"""Verbs that agree with a count: the singular form, then the plural."""
 
 
 def plural(noun: str) -> str:
-    """`noun`'s plural: IRREGULAR's, else -y after a consonant -> -ies, -s, -x, -ch, -sh ->
-    +es, else +s."""
-    if noun in IRREGULAR:
-        return IRREGULAR[noun]
+    """`noun`'s plural: -y after a consonant -> -ies; -s, -x, -ch, -sh -> +es; else +s."""
     if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
         return noun[:-1] + "ies"
     if noun.endswith(("s", "x", "ch", "sh")):
@@ -28,7 +25,5 @@ def counted(n: int, noun: str) -> str:
 
 
 def agreeing(n: int, verb: str) -> str:
-    """`verb` ("is", "was", "has") as a count of `n` takes it."""
-    if n == 1:
-        return verb
-    return {"has": "have"}.get(verb, IRREGULAR.get(verb, verb))
+    """`verb` (a key of VERBS: "is", "was", "has") as a count of `n` takes it."""
+    return verb if n == 1 else VERBS[verb]

@@ -21,7 +21,7 @@ from target_core.analysis.leaderboard import (
     recall_curves,
 )
 from target_core.analysis.memo import Memo, digest, run_state
-from target_core.analysis.significance import VsBest, significant_vs_best
+from target_core.analysis.significance import TEST_NAMES, VsBest, significant_vs_best
 from target_core.engine.store import RunRecord, RunStore
 from target_core.figures.recall import recall_at_k_curves
 from target_core.figures.style import Figure
@@ -236,7 +236,7 @@ def verdict(test: VsBest) -> str:
     return "≠ best" if test.significant else "n.s."
 
 
-SHORT_TEST_NAMES = {"mcnemar": "McNemar", "randomization": "perm."}
+SHORT_TEST_NAMES = {**TEST_NAMES, "randomization": "perm."}
 """The test in a "p (Holm)" cell: the paired randomization test is a permutation test,
 "perm." (the header's help and "How to read this table" say so), which keeps the
 leaderboard within a 1,500-pixel screen with two recall cutoffs."""

@@ -106,6 +106,8 @@ def runs_table(runs: Sequence[RunRecord]) -> pd.DataFrame:
     return shown
 
 
+RUN_LABELS = ("run", "pipeline", "view", "status", "repeat")
+"""The run list's columns of words; the others hold numbers."""
 WRAPPED = {"view": 150, "pipeline": 150}
 """Run-list columns that wrap, in this order, down to these widths (px), when the list
 would not fit the page otherwise (the longest pipelines and ablation views)."""
@@ -128,6 +130,11 @@ class RunList:
     cells.PAGE_PX."""
     row_height: int | None
     """A row height that shows WRAPPED's cells whole; None when each fits one line."""
+
+    @property
+    def numbers(self) -> list[str]:
+        """`runs`' columns of numbers (right-aligned): all but the labels."""
+        return [c for c in self.runs.columns if c not in RUN_LABELS]
 
 
 def run_list(runs: Sequence[RunRecord], page_px: int = PAGE_PX) -> RunList:
